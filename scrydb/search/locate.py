@@ -1,0 +1,69 @@
+"""``locate(text)``: exact literal matches over the indexed chunks, with line numbers.
+
+The agent's grep: the text is matched as a literal (never as a pattern), only in what
+the index holds, and each match reports its file, line and the enclosing chunk.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from scrydb.errors import ScryError
+
+if TYPE_CHECKING:
+    from scrydb.index import Index
+
+#: A matched line longer than this is cut around the match.
+LINE_CHARS = 200
+
+
+def locate(
+    ix: Index,
+    text: str,
+    k: int = 50,
+    lang: str | None = None,
+    path: str | None = None,
+    ignore_case: bool = False,
+) -> list[dict[str, Any]]:
+    """Up to ``k`` matches of the literal ``text`` (one per line), in path/line order."""
+    if not text or not text.strip():
+        raise ScryError("empty text to locate")
+    if "\n" in text:
+        raise ScryError("locate matches within one line: drop the newline")
+    from scrydb.search.engine import _Filter
+
+    where, params = _Filter(lang, path).sql()
+    needle = text.lower() if ignore_case else text
+    # instr() is a literal substring test (no LIKE/GLOB wildcards, no escaping issues).
+    cond = "instr(lower(c.content), ?) > 0" if ignore_case else "instr(c.content, ?) > 0"
+    rows = ix.store.rows(
+        "SELECT f.path, c.start_line, c.end_line, c.kind, c.symbol, c.content FROM chunks c "
+        f"JOIN files f ON f.id = c.file_id WHERE {cond} {where} ORDER BY f.path, c.start_line",
+        (needle, *params),
+    )
+    out: list[dict[str, Any]] = []
+    for p, a, b, kind, sym, content in rows:
+        for i, line in enumerate(content.split("\n")):
+            hay = line.lower() if ignore_case else line
+            col = hay.find(needle)
+            if col < 0:
+                continue
+            shown = line
+            if len(line) > LINE_CHARS:
+                lo = max(0, col - LINE_CHARS // 3)
+                shown = ("…" if lo else "") + line[lo : lo + LINE_CHARS] + "…"
+            out.append(
+                {
+                    "path": p,
+                    "line": a + i,
+                    "column": col + 1,
+                    "text": shown,
+                    "chunk_start": a,
+                    "chunk_end": b,
+                    "kind": kind,
+                    "symbol": sym,
+                }
+            )
+            if len(out) >= k:
+                return out
+    return out

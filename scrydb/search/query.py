@@ -1,0 +1,149 @@
+"""Query analysis: what shape a query has and which terms the lexical leg looks for.
+
+Shapes (they route the fusion weights in ``rank.py``):
+
+* ``identifier``: one code-like token (``UserRepository``, ``auth::verify``,
+  ``_internal``, ``Client.send``, ``parse_ast()``);
+* ``keyword``: a few plain words with no question form (``retry backoff``);
+* ``location``: "where is / where does / entry point / bootstrap / configured ...";
+* ``question``: any other natural-language question or sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from scrydb import tokens
+
+#: Words dropped from the lexical query (they match everything and carry no intent).
+STOP_WORDS = frozenset(
+    """
+    a an the and or but of to in on at by for with from into onto as is are was were be been
+    being do does did done doing have has had having it its this that these those there here
+    what which who whom whose when where why how i me my we our you your he she they them their
+    can could should would will shall may might must not no yes so if then than too very just
+    about any all some each every get gets got find show tell give me please code function
+    method class file files implementation implemented defined define handled handle happen
+    happens work works used use uses using thing things way does where s t
+    """.split()
+)
+
+#: Location questions: ask *where* something lives rather than how it works.
+_LOCATION = re.compile(
+    r"\b(where\b|entry ?points?\b|entrypoint|bootstrap|start(s|ed|up)?\b|main\b|"
+    r"configured|registered|initiali[sz]ed|defined|declared|located|set up|wired|instantiated|"
+    r"which (file|module|function|class))",
+    re.I,
+)
+#: Words that ask for an entry point specifically.
+_ENTRY = re.compile(
+    r"\b(entry ?points?|entrypoint|start(s|up)?|bootstrap|main|launch(es)?|begins?)\b", re.I
+)
+_QUESTION_START = re.compile(
+    r"^(what|where|how|why|when|which|who|does|do|is|are|can|could|should|would|will|"
+    r"find|show|list|explain|locate)\b",
+    re.I,
+)
+#: A single code-like token: dotted / ``::`` / ``->`` paths, call parens allowed.
+_IDENT_TOKEN = re.compile(r"^[A-Za-z_$][\w$]*((\.|::|->|#)[A-Za-z_$][\w$]*)*(\(\))?$")
+#: Words that ask for tests or examples (path penalties are lifted for them).
+_WANTS_TESTS = re.compile(r"\b(tests?|spec|specs|testing|unittest|pytest|fixtures?|mocks?)\b", re.I)
+_WANTS_EXAMPLES = re.compile(r"\b(examples?|samples?|demo|tutorial)\b", re.I)
+_WANTS_DOCS = re.compile(r"\b(docs?|documentation|readme|changelog|guide)\b", re.I)
+
+
+@dataclass
+class Query:
+    """An analysed query."""
+
+    text: str
+    shape: str
+    words: list[str]  #: identifier-ish runs in order, as typed
+    terms: list[str]  #: content words/identifiers for the lexical leg (stop words dropped)
+    identifiers: list[str] = field(default_factory=list)  #: code-like tokens (mixed case, _ . ::)
+    entry: bool = False  #: asks for an entry point ("where does the CLI start")
+    wants_tests: bool = False
+    wants_examples: bool = False
+    wants_docs: bool = False
+
+    @property
+    def is_code_lookup(self) -> bool:
+        """Identifier or keyword shape: lexical evidence dominates."""
+        return self.shape in ("identifier", "keyword")
+
+
+def is_identifier_like(tok: str) -> bool:
+    """A token that can only be code: inner capitals, ``_``, ``.``, ``::``, digits+letters."""
+    if not tok:
+        return False
+    if any(sep in tok for sep in ("_", "::", "->", "$")):
+        return True
+    if "." in tok and not tok.endswith("."):
+        return True
+    core = tok.strip("()")
+    return bool(re.search(r"[a-z][A-Z]|[A-Z]{2,}[a-z]|^[A-Z][a-z]+[A-Z]", core))
+
+
+def analyse(text: str) -> Query:
+    """Classify ``text`` and pick its lexical terms."""
+    q = " ".join(text.split())
+    raw_tokens = q.split(" ") if q else []
+    words = [w for w in re.findall(r"[\w$]+", q)]
+    identifiers = [t.strip("`'\"?,;") for t in raw_tokens if is_identifier_like(t.strip("`'\"?,;"))]
+    terms = [w for w in words if w.lower() not in STOP_WORDS or is_identifier_like(w)]
+    if not terms:
+        terms = words[:]
+    if len(raw_tokens) == 1 and _IDENT_TOKEN.match(raw_tokens[0].strip("`'\"")):
+        shape = (
+            "identifier" if (is_identifier_like(raw_tokens[0]) or len(words) == 1) else "keyword"
+        )
+        if shape == "identifier" and raw_tokens[0] not in identifiers:
+            identifiers.append(raw_tokens[0].strip("`'\""))
+    elif _LOCATION.search(q) and (len(words) >= 3 or q.lower().startswith("where")):
+        shape = "location"
+    elif _QUESTION_START.match(q) or q.endswith("?") or len(words) >= 4:
+        shape = "question"
+    else:
+        shape = "keyword"
+    return Query(
+        text=q,
+        shape=shape,
+        words=words,
+        terms=terms,
+        identifiers=identifiers,
+        entry=shape == "location" and bool(_ENTRY.search(q)),
+        wants_tests=bool(_WANTS_TESTS.search(q)),
+        wants_examples=bool(_WANTS_EXAMPLES.search(q)),
+        wants_docs=bool(_WANTS_DOCS.search(q)),
+    )
+
+
+def fts_terms(q: Query) -> list[str]:
+    """Distinct FTS tokens for the lexical leg: whole identifiers, squashed forms, words."""
+    out: list[str] = []
+    seen: set[str] = set()
+
+    def add(t: str) -> None:
+        t = t.lower()
+        if t and t not in seen:
+            seen.add(t)
+            out.append(t)
+
+    for term in q.terms:
+        parts = tokens.split_identifier(term)
+        add(term)
+        if len(parts) > 1:
+            add("".join(parts))
+            for p in parts:
+                if len(p) >= tokens.MIN_PART and p not in STOP_WORDS:
+                    add(p)
+        elif parts and parts[0] != term.lower():
+            add(parts[0])
+    return out
+
+
+def fts_match(terms: list[str]) -> str | None:
+    """An FTS5 MATCH expression OR-ing the quoted terms (no user syntax gets through)."""
+    quoted = ['"' + t.replace('"', '""') + '"' for t in terms if t.strip()]
+    return " OR ".join(quoted) if quoted else None

@@ -1,0 +1,219 @@
+"""Every ranking constant, with why, and the pure functions that apply them.
+
+A candidate collects evidence from the legs (lexical rank/score, dense rank/score) and
+from the ranker (symbol votes, path signals); ``fuse`` turns evidence into one score with
+weighted reciprocal-rank fusion and ``diversify`` orders the final list. Change a
+constant only with ``scry eval --legs`` numbers before and after (evals/RESULTS.md).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Reciprocal-rank-fusion constant (Cormack et al. 2009): damps the head of each list.
+RRF_K = 60
+
+#: (dense weight, lexical weight) by query shape. Identifier and keyword queries lean
+#: lexical: the exact token is the strongest evidence and MiniLM is weak on identifiers.
+#: Questions lean dense (DESIGN.md, from the peers' defaults).
+WEIGHTS: dict[str, tuple[float, float]] = {
+    "identifier": (0.35, 0.65),
+    "keyword": (0.35, 0.65),
+    "question": (0.7, 0.3),
+    "location": (0.6, 0.4),
+}
+
+#: Candidates taken from each leg; location questions widen the pool (the answer is
+#: often a small registration or ``main`` chunk that ranks low on both legs).
+POOL = 100
+POOL_LOCATION = 200
+
+#: BM25 column weights (symbol, file stem, directories, body). The symbol column holds
+#: a chunk's own definitions, so a match there says "this chunk defines it".
+BM25_WEIGHTS = (4.0, 2.0, 1.0, 1.0)
+
+#: Extra rank-1 vote for a chunk that defines a symbol named in the query.
+SYMBOL_VOTE = 1.0
+#: For identifier queries, a definition of the exact identifier gets this much more,
+#: and one in a file whose stem equals the identifier more again.
+DEFINITION_VOTE = 1.0
+STEM_VOTE = 0.5
+#: A symbol named by a plain word ("run", "new") votes only when it has at most this
+#: many definitions in the index: an ambiguous word must not pull in every ``run``.
+PLAIN_WORD_MAX_DEFS = 3
+
+#: Multiplicative penalties for paths that are rarely the answer, lifted when the query
+#: asks for them ("test for ...", "example of ...").
+PENALTY_TEST = 0.55
+PENALTY_EXAMPLE = 0.7
+PENALTY_GENERATED = 0.5
+PENALTY_VENDORED = 0.5
+PENALTY_STUB = 0.7
+PENALTY_DOCS = 0.75
+
+#: Diminishing returns per file: the n-th chunk of a file (n >= 2) is multiplied by
+#: FILE_DECAY ** (n - 1), so ten results span several files.
+FILE_DECAY = 0.5
+
+#: Two hits whose word sets overlap more than this (Jaccard) are near-duplicates
+#: (a v3/ and a v4/ copy of the same class): the lower one is dropped.
+NEAR_DUPLICATE = 0.9
+
+#: Location questions that ask for an entry point: chunks shaped like one get a vote.
+ENTRY_VOTE = 1.0
+
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|__tests__|spec|specs|testing|test_?utils?|e2e|integration_tests?)(/|$)"
+    r"|(^|/)test_[^/]*$|_test\.[a-z]+$|\.test\.[a-z]+$|\.spec\.[a-z]+$|(^|/)conftest\.py$|Tests?\.[a-z]+$",
+    re.I,
+)
+_FIXTURE_PATH = re.compile(
+    r"(^|/)(fixtures?|testdata|test_data|mocks?|__mocks__|__snapshots__)(/|$)", re.I
+)
+_EXAMPLE_PATH = re.compile(
+    r"(^|/)(examples?|samples?|demos?|tutorials?|benchmarks?|bench)(/|$)", re.I
+)
+_VENDOR_PATH = re.compile(r"(^|/)(vendor|vendored|third_party|thirdparty|external|deps)(/|$)", re.I)
+_GENERATED_PATH = re.compile(
+    r"(_pb2\.py|\.pb\.go|\.generated\.|_generated\.|\.g\.dart|\.designer\.cs)$", re.I
+)
+_STUB_PATH = re.compile(r"\.pyi$|\.d\.ts$")
+_DOC_PATH = re.compile(
+    r"(^|/)(docs?|documentation)(/|$)|(^|/)(CHANGELOG|CHANGES|HISTORY|NEWS)[^/]*$", re.I
+)
+
+#: Entry-point shapes: ``if __name__ == "__main__"``, ``func main(``, ``fn main(``,
+#: ``public static void main``, console-script / bin declarations.
+ENTRY_SHAPES = re.compile(
+    r"if\s+__name__\s*==\s*['\"]__main__['\"]|^\s*func\s+main\s*\(|^\s*(pub\s+)?(async\s+)?fn\s+main\s*\("
+    r"|static\s+void\s+main\s*\(|^\s*int\s+main\s*\(|\[project\.scripts\]|\[tool\.poetry\.scripts\]"
+    r"|console_scripts|\"bin\"\s*:|\[\[bin\]\]|^\s*def\s+main\s*\(|^\s*(export\s+)?(async\s+)?function\s+main\s*\("
+    r"|require\.main\s*===?\s*module|\bapp\.listen\s*\(|\bcli\s*\(\s*\)\s*$",
+    re.M,
+)
+
+
+@dataclass
+class Candidate:
+    """Everything known about one chunk during ranking."""
+
+    chunk_id: int
+    lex_rank: int | None = None
+    lex_score: float | None = None
+    dense_rank: int | None = None
+    dense_score: float | None = None
+    votes: dict[str, float] = field(default_factory=dict)  #: name -> weight of a rank-1 vote
+    factors: dict[str, float] = field(default_factory=dict)  #: name -> multiplier
+    score: float = 0.0
+    # filled from the chunks table before path signals and diversity
+    path: str = ""
+    lang: str | None = None
+    start_line: int = 0
+    end_line: int = 0
+    kind: str = ""
+    symbol: str | None = None
+    content: str = ""
+    text_hash: str = ""
+
+    def explain(self) -> dict[str, Any]:
+        """The components of the score, for ``--explain``."""
+        return {
+            "lexical_rank": self.lex_rank,
+            "bm25": None if self.lex_score is None else round(-self.lex_score, 4),
+            "dense_rank": self.dense_rank,
+            "cosine": None if self.dense_score is None else round(self.dense_score, 4),
+            "votes": {k: round(v, 3) for k, v in self.votes.items()},
+            "factors": {k: round(v, 3) for k, v in self.factors.items()},
+            "score": round(self.score, 6),
+        }
+
+
+def fuse(cands: dict[int, Candidate], dense_w: float, lex_w: float) -> None:
+    """Weighted RRF over the legs and votes, times the path factors (in place)."""
+    for c in cands.values():
+        s = 0.0
+        if c.lex_rank is not None:
+            s += lex_w / (RRF_K + c.lex_rank)
+        if c.dense_rank is not None:
+            s += dense_w / (RRF_K + c.dense_rank)
+        for w in c.votes.values():
+            s += w / (RRF_K + 1)
+        for f in c.factors.values():
+            s *= f
+        c.score = s
+
+
+def path_factors(
+    path: str, wants_tests: bool, wants_examples: bool, wants_docs: bool
+) -> dict[str, float]:
+    """Penalties that apply to a path, by name."""
+    out: dict[str, float] = {}
+    if not wants_tests and (_TEST_PATH.search(path) or _FIXTURE_PATH.search(path)):
+        out["test"] = PENALTY_TEST
+    if not wants_examples and _EXAMPLE_PATH.search(path):
+        out["example"] = PENALTY_EXAMPLE
+    if _VENDOR_PATH.search(path):
+        out["vendored"] = PENALTY_VENDORED
+    if _GENERATED_PATH.search(path):
+        out["generated"] = PENALTY_GENERATED
+    if _STUB_PATH.search(path):
+        out["stub"] = PENALTY_STUB
+    if not wants_docs and _DOC_PATH.search(path):
+        out["docs"] = PENALTY_DOCS
+    return out
+
+
+def is_test_path(path: str) -> bool:
+    """Whether a path looks like a test or fixture file."""
+    return bool(_TEST_PATH.search(path) or _FIXTURE_PATH.search(path))
+
+
+_WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]+")
+
+
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(_WORDS.findall(text))
+
+
+def diversify(cands: list[Candidate], k: int) -> list[Candidate]:
+    """Top ``k`` by score with per-file diminishing returns and near-duplicates dropped."""
+    pool = sorted(cands, key=lambda c: -c.score)
+    chosen: list[Candidate] = []
+    per_file: dict[str, int] = {}
+    seen_hashes: set[str] = set()
+    chosen_words: list[frozenset[str]] = []
+    # Greedy: at each step take the best effective score; effective scores only drop
+    # as files fill up, so a lazy re-check of the head is enough.
+    import heapq
+
+    heap = [(-c.score, i, 0) for i, c in enumerate(pool)]
+    heapq.heapify(heap)
+    while heap and len(chosen) < k:
+        neg, i, seen_count = heapq.heappop(heap)
+        c = pool[i]
+        n = per_file.get(c.path, 0)
+        if n != seen_count:
+            heapq.heappush(heap, (-(c.score * FILE_DECAY**n), i, n))
+            continue
+        if c.text_hash in seen_hashes:
+            continue
+        words = _word_set(c.content)
+        if len(words) >= 8 and any(_jaccard(words, w) > NEAR_DUPLICATE for w in chosen_words):
+            continue
+        if n:
+            c.factors["file_decay"] = FILE_DECAY**n
+            c.score = -neg
+        chosen.append(c)
+        seen_hashes.add(c.text_hash)
+        chosen_words.append(words)
+        per_file[c.path] = n + 1
+    return chosen
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a or not b:
+        return 0.0
+    inter = len(a & b)
+    return inter / (len(a) + len(b) - inter)
