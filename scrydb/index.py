@@ -40,24 +40,26 @@ MISSING_WARN = 5
 
 
 def find_root(start: str | os.PathLike[str] | None = None) -> Path:
-    """The repository root containing ``start`` (as git finds it), else ``start`` itself."""
+    """The repository root containing ``start``: the nearest directory upwards that has a
+    ``.git`` (or ``.scry.toml``, ``.hg``) or an index already; else ``start`` itself."""
     p = Path(start or os.getcwd()).resolve()
     if not p.exists():
         raise ScryError(f"no such directory: {start}")
     if not p.is_dir():
         raise ScryError(f"not a directory: {start}")
     for d in (p, *p.parents):
-        if any((d / m).exists() for m in ROOT_MARKERS):
+        if any((d / m).exists() for m in ROOT_MARKERS) or default_db_path(d, env=False).exists():
             return d
     return p
 
 
-def default_db_path(root: Path) -> Path:
-    """Where the index of ``root`` lives by default: the per-user cache directory, keyed
-    by the root's absolute path (two clones of one remote are two working trees)."""
-    env = os.environ.get("SCRY_DB")
-    if env:
-        return Path(env).expanduser().resolve()
+def default_db_path(root: Path, env: bool = True) -> Path:
+    """Where the index of ``root`` lives by default: ``$SCRY_DB``, else the per-user cache
+    directory keyed by the root's absolute path (two clones of one remote are two
+    working trees, so they get two indexes)."""
+    env_db = os.environ.get("SCRY_DB") if env else None
+    if env_db:
+        return Path(env_db).expanduser().resolve()
     key = hashlib.blake2b(str(root.resolve()).encode(), digest_size=6).hexdigest()
     cache = Path(os.environ.get("SCRY_CACHE_DIR") or platformdirs.user_cache_dir("scrydb"))
     name = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in root.name) or "root"

@@ -96,6 +96,14 @@ LOCK_FILES = frozenset(
     }
 )
 
+#: VCS and tool metadata: ignore lists and attributes are never the answer.
+META_FILES = frozenset(
+    {
+        ".gitignore", ".gitattributes", ".gitmodules", ".gitkeep", ".scryignore", ".dockerignore",
+        ".npmignore", ".prettierignore", ".eslintignore", ".keep", ".DS_Store",
+    }
+)
+
 #: Extensions of files that are binary or data, skipped without reading.
 BINARY_EXTENSIONS = frozenset(
     """
@@ -279,6 +287,8 @@ def _name_reason(rel: str, name: str, size: int, cfg: IndexConfig) -> str | None
     """Why a file is skipped, judged by its name and size alone (None = keep)."""
     if name in LOCK_FILES:
         return "lock-file"
+    if name in META_FILES:
+        return "meta-file"
     ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
     if ext in BINARY_EXTENSIONS:
         return "binary"

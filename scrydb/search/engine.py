@@ -305,9 +305,7 @@ class SearchEngine:
             if not rows:
                 continue
             if weight < 0:  # a plain word: only when it names few definitions
-                if len(rows) > rank.PLAIN_WORD_MAX_DEFS or (
-                    q.shape in ("question", "location") and len(norm) < 5
-                ):
+                if len(rows) > rank.PLAIN_WORD_MAX_DEFS or q.shape in ("question", "location"):
                     continue
                 weight = rank.SYMBOL_VOTE
             for cid, qualname, path in rows:

@@ -1,0 +1,114 @@
+"""scry eval: set parsing and errors, metric arithmetic, a real run on the sample repo."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import run_scry
+
+from scrydb.errors import ScryError
+from scrydb.evaluate import Case, Target, load_set, score_case, summarise
+
+
+def test_target_forms() -> None:
+    assert Target.parse("a/b.py") == Target("a/b.py")
+    assert Target.parse("a/b.py:7") == Target("a/b.py", 7, 7)
+    assert Target.parse("a/b.py:3-9") == Target("a/b.py", 3, 9)
+    t = Target.parse("a/b.py:3-9")
+    assert t.matches("a/b.py", 9, 20) and t.matches("a/b.py", 1, 3) and not t.matches("a/b.py", 10, 12)
+    assert not t.matches("a/c.py", 3, 9)
+    for bad in ("a.py:9-3", "a.py:x", "a.py:0", ""):
+        with pytest.raises(ValueError):
+            Target.parse(bad)
+
+
+def test_metrics_arithmetic() -> None:
+    case = Case(1, "q", [Target("a.py", 10, 20), Target("b.py")])
+    first, ndcg = score_case(case, [("c.py", 1, 5), ("a.py", 15, 30), ("b.py", 1, 2)], k=10)
+    assert first == 2
+    ideal = 1 + 1 / 1.584962500721156
+    assert ndcg == pytest.approx((1 / 1.584962500721156 + 1 / 2) / ideal)
+    # A target gains once, however many hits match it.
+    _, nd2 = score_case(case, [("b.py", 1, 2), ("b.py", 5, 6)], k=10)
+    assert nd2 == pytest.approx(1 / ideal)
+    assert score_case(case, [("c.py", 1, 2)] * 3, k=10) == (None, 0.0)
+    from scrydb.evaluate import CaseResult
+
+    s = summarise([CaseResult(case, 1, 1.0, 0.01), CaseResult(case, 4, 0.4, 0.02), CaseResult(case, None, 0.0, 0.03)], 10)
+    assert s["recall@10"] == pytest.approx(2 / 3, abs=1e-4) and s["mrr@10"] == pytest.approx((1 + 0.25) / 3, abs=1e-4)
+    assert s["hit@1"] == pytest.approx(1 / 3, abs=1e-4) and s["hit@5"] == pytest.approx(2 / 3, abs=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("text", "msg"),
+    [
+        ("[[case]\nquery = 1", "malformed TOML"),
+        ('[meta]\nrepo = "x"\n', "no [[case]]"),
+        ('[[case]]\nexpect = ["a.py"]\n', "case 1 has no query"),
+        ('[[case]]\nquery = "q"\nexpect = ["a.py"]\n[[case]]\nquery = "r"\n', "case 2 ('r') has no expect"),
+        ('[[case]]\nquery = "q"\nexpect = ["a.py:5-2"]\n', "case 1 ('q'): expect entry 'a.py:5-2'"),
+    ],
+)
+def test_bad_sets_name_file_and_case(tmp_path: Path, text: str, msg: str) -> None:
+    p = tmp_path / "s.toml"
+    p.write_text(text)
+    with pytest.raises(ScryError) as e:
+        load_set(p)
+    assert str(p) in str(e.value) and msg in str(e.value)
+
+
+def test_extra_keys_are_kept(tmp_path: Path) -> None:
+    p = tmp_path / "s.toml"
+    p.write_text('[[case]]\nquery = "q"\nexpect = "a.py"\nrelevance = 3\nnotes = "from another tool"\n')
+    gs = load_set(p)
+    assert gs.cases[0].extra == {"relevance": 3, "notes": "from another tool"}
+    assert gs.cases[0].targets == [Target("a.py")]
+
+
+@pytest.mark.slow
+def test_eval_command_end_to_end(sample_repo: Path, tmp_path: Path) -> None:
+    cases = tmp_path / "shop.toml"
+    cases.write_text(
+        f"""[meta]
+repo = "sample"
+corpus = "{sample_repo}"
+[[case]]
+query = "UserRepository"
+expect = ["app/users.py:13-39"]
+kind = "identifier"
+[[case]]
+query = "how is the wait between attempts computed"
+expect = ["app/retry.py:9-12"]
+kind = "nl"
+[[case]]
+query = "where is the port number defaulted"
+expect = ["app/config.py:6-7", "app/config.py:10-19"]
+kind = "location"
+[[case]]
+query = "a question about a file that is not there"
+expect = ["nowhere/missing.py"]
+kind = "nl"
+"""
+    )
+    r = run_scry("eval", str(cases), "--legs", "--save", str(tmp_path / "r.json"), "--db-dir", str(tmp_path / "dbs"))
+    assert r.returncode == 0, r.stderr
+    assert "fused" in r.stdout and "lexical" in r.stdout and "dense" in r.stdout
+    assert "nowhere/missing.py not in the corpus" in r.stdout
+    report = json.loads((tmp_path / "r.json").read_text())
+    fused = report["sets"]["shop"]["legs"]["fused"]
+    assert fused["n"] == 4 and fused["recall@10"] == pytest.approx(0.75)
+    assert fused["by_kind"]["identifier"]["mrr@10"] == 1.0
+    miss = [c for c in fused["cases"] if c["rank"] is None]
+    assert miss and miss[0]["top"]
+    # --compare prints deltas; --floor fails when MRR drops below the baseline.
+    r2 = run_scry("eval", str(cases), "--compare", str(tmp_path / "r.json"), "--db-dir", str(tmp_path / "dbs"))
+    assert r2.returncode == 0
+    (tmp_path / "base.json").write_text(json.dumps({"sets": {"shop": {"mrr@10": 0.99}}}))
+    r3 = run_scry("eval", str(cases), "--floor", str(tmp_path / "base.json"), "--db-dir", str(tmp_path / "dbs"))
+    assert r3.returncode == 1 and "quality floor" in r3.stderr
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[[case]]\nquery = 'x'\n")
+    r4 = run_scry("eval", str(bad))
+    assert r4.returncode == 2 and "case 1" in r4.stderr and "Traceback" not in r4.stderr
