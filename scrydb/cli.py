@@ -28,11 +28,43 @@ EXIT_ERROR = 2
 AUTO_EMBED_MAX = 64
 
 
+#: Commands that live in their own modules, imported only when used (the MCP SDK,
+#: watchdog and HTTP clients must not slow down ``scry search``): name -> module:attr.
+LAZY_COMMANDS = {
+    "serve": "scrydb.mcp_server:serve_cmd",
+    "watch": "scrydb.watch:watch_cmd",
+    "check": "scrydb.check:check_cmd",
+}
+
+
 class DefaultGroup(click.Group):
-    """A group whose unknown first word means ``search``: ``scry "QUERY" [PATH]``."""
+    """A group whose unknown first word means ``search``: ``scry "QUERY" [PATH]``.
+
+    Commands in LAZY_COMMANDS are imported on first use.
+    """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.commands:
+            return self.commands[name]
+        target = LAZY_COMMANDS.get(name)
+        if target is None:
+            return None
+        import importlib
+
+        module, _, attr = target.partition(":")
+        try:
+            cmd = getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError):
+            return None  # not built yet
+        self.commands[name] = cmd
+        return cmd
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+        known = {*self.commands, *LAZY_COMMANDS}
+        if args and args[0] not in known and args[0] not in ("--help", "-h", "--version"):
             args = ["search", *args]
         return super().parse_args(ctx, args)
 
@@ -527,21 +559,63 @@ def locate_cmd(
 
 @cli.command("eval")
 @click.argument("cases", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--repo", default=None, type=click.Path(file_okay=False), help="Corpus directory (default: [meta] corpus of each set).")
+@click.option(
+    "--repo",
+    default=None,
+    type=click.Path(file_okay=False),
+    help="Corpus directory (default: [meta] corpus of each set).",
+)
 @click.option("-k", "k", type=click.IntRange(1, 100), default=10, show_default=True)
-@click.option("--runs", type=click.IntRange(1, 20), default=1, help="Repeat N times (latency spread).")
+@click.option(
+    "--runs", type=click.IntRange(1, 20), default=1, help="Repeat N times (latency spread)."
+)
 @click.option("--legs", is_flag=True, help="Also score the lexical and dense legs alone.")
-@click.option("--tokens", is_flag=True, help="Token cost of scry vs a grep-and-read agent per case.")
-@click.option("--compare", type=click.Path(dir_okay=False), default=None, help="Print deltas against an earlier --json report.")
-@click.option("--save", type=click.Path(dir_okay=False), default=None, help="Also write the JSON report to this file.")
-@click.option("--floor", type=click.Path(dir_okay=False), default=None, help="Fail (exit 1) when a set's MRR falls below this baseline JSON.")
-@click.option("--tolerance", type=float, default=0.03, show_default=True, help="Allowed drop below --floor.")
-@click.option("--db-dir", type=click.Path(file_okay=False), default=None, help="Keep the corpora's indexes here.")
+@click.option(
+    "--tokens", is_flag=True, help="Token cost of scry vs a grep-and-read agent per case."
+)
+@click.option(
+    "--compare",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Print deltas against an earlier --json report.",
+)
+@click.option(
+    "--save",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write the JSON report to this file.",
+)
+@click.option(
+    "--floor",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Fail (exit 1) when a set's MRR falls below this baseline JSON.",
+)
+@click.option(
+    "--tolerance", type=float, default=0.03, show_default=True, help="Allowed drop below --floor."
+)
+@click.option(
+    "--db-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Keep the corpora's indexes here.",
+)
 @click.option("--misses", type=int, default=10, help="Misses listed per set.")
 @_json_option
 def eval_cmd(
-    cases: tuple[str, ...], repo: str | None, k: int, runs: int, legs: bool, tokens: bool, compare: str | None,
-    save: str | None, floor: str | None, tolerance: float, db_dir: str | None, misses: int, as_json: bool,
+    cases: tuple[str, ...],
+    repo: str | None,
+    k: int,
+    runs: int,
+    legs: bool,
+    tokens: bool,
+    compare: str | None,
+    save: str | None,
+    floor: str | None,
+    tolerance: float,
+    db_dir: str | None,
+    misses: int,
+    as_json: bool,
 ) -> None:
     """Score search on golden sets: Recall@k, MRR, NDCG, Hit@1/3/5, latency, misses.
 
@@ -558,7 +632,12 @@ def eval_cmd(
     sets = [evaluate.load_set(c) for c in cases]
     prev = evaluate.load_json(compare) if compare else None
     ev = evaluate.Evaluator(
-        k=k, legs=legs, runs=runs, repo=repo, db_dir=db_dir, tokens=tokens,
+        k=k,
+        legs=legs,
+        runs=runs,
+        repo=repo,
+        db_dir=db_dir,
+        tokens=tokens,
         progress=None if as_json else (lambda m: click.echo(m, err=True)),
     )
     with _progress(not as_json) as prog:

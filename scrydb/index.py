@@ -185,14 +185,18 @@ class Index:
         *,
         explain: bool = False,
         mode: str = "fused",
+        rerank: bool = True,
     ) -> Results:
         """The ``k`` best chunks for ``query``.
 
         ``lang`` (e.g. ``"python"`` or ``"ts,tsx"``) and ``path`` (a directory prefix or
         a glob) are hard filters applied in both legs. ``mode`` is ``fused`` (default),
-        ``lexical`` or ``dense`` (one leg alone, for evaluation).
+        ``lexical`` or ``dense`` (one leg alone, for evaluation). ``rerank=False`` skips
+        a configured reranker leg.
         """
-        return self.engine.search(query, k=k, lang=lang, path=path, explain=explain, mode=mode)
+        return self.engine.search(
+            query, k=k, lang=lang, path=path, explain=explain, mode=mode, rerank=rerank
+        )
 
     def read(
         self,

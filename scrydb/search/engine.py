@@ -66,6 +66,7 @@ class SearchEngine:
         path: str | None = None,
         explain: bool = False,
         mode: str = "fused",
+        rerank: bool = True,
     ) -> Results:
         """Ranked hits for ``text`` (see ``Index.search``)."""
         if mode not in MODES:
@@ -111,6 +112,11 @@ class SearchEngine:
         else:
             dense_w, lex_w = (1.0, 0.0) if mode == "dense" else (0.0, 1.0)
         rank.fuse(cands, dense_w, lex_w)
+        if mode == "fused" and rerank and self.config.rerank.provider != "none":
+            from scrydb.rerank import rerank_leg  # the optional third leg (issue 7)
+
+            if rerank_leg(self, q, cands, res):
+                rank.fuse(cands, dense_w, lex_w)
         chosen = (
             rank.diversify(list(cands.values()), k) if mode == "fused" else _plain_top(cands, k)
         )
