@@ -268,6 +268,7 @@ class Evaluator:
                     from scrydb.tokencount import GrepAgent
 
                     grep = GrepAgent(root, ix)
+                    set_report["tokenizer"] = report["tokenizer"] = grep.counter.name
                 for leg in self.legs:
                     per_run: list[list[CaseResult]] = []
                     for _ in range(self.runs):
@@ -345,13 +346,22 @@ def _case_json(r: CaseResult) -> dict[str, Any]:
 
 
 def _token_summary(results: list[CaseResult]) -> dict[str, Any]:
-    pairs = [(r.tokens_scry, r.tokens_grep) for r in results if r.tokens_scry and r.tokens_grep]
-    ratios = sorted(g / s for s, g in pairs)
+    """Tokens to the first correct answer, compared on the cases both sides answer
+    (``ratio`` = grep+read tokens / scry tokens: above 1, scry is cheaper)."""
+    pairs = [
+        (r.tokens_scry, r.tokens_grep)
+        for r in results
+        if r.tokens_scry is not None and r.tokens_grep is not None
+    ]
+    ratios = sorted(g / s for s, g in pairs if s)
     return {
         "cases_with_both": len(pairs),
         "median_scry": statistics.median([s for s, _ in pairs]) if pairs else None,
         "median_grep": statistics.median([g for _, g in pairs]) if pairs else None,
+        "total_scry": sum(s for s, _ in pairs),
+        "total_grep": sum(g for _, g in pairs),
         "median_ratio": round(statistics.median(ratios), 2) if ratios else None,
+        "scry_cheaper": sum(1 for s, g in pairs if s < g),
         "scry_found": sum(1 for r in results if r.tokens_scry is not None),
         "grep_found": sum(1 for r in results if r.tokens_grep is not None),
         "n": len(results),
@@ -414,16 +424,41 @@ def render(report: dict[str, Any], compare: dict[str, Any] | None = None, misses
                 for t in c["top"]:
                     out.append(f"      got {t}")
     for name, sr in report["sets"].items():
-        tok = sr["legs"].get("fused", {}).get("tokens")
-        if tok:
-            out.append(
-                f"tokens {name}: median scry {tok['median_scry']} vs grep+read {tok['median_grep']} "
-                f"(median ratio {tok['median_ratio']}x over {tok['cases_with_both']} cases; "
-                f"scry found {tok['scry_found']}/{tok['n']}, grep {tok['grep_found']}/{tok['n']})"
-            )
+        fused = sr["legs"].get("fused", {})
+        if fused.get("tokens"):
+            out.extend(_render_tokens(name, sr, fused, k))
         for w in sr.get("warnings", [])[:10]:
             out.append(f"warning {name}: {w}")
     return "\n".join(out)
+
+
+def _render_tokens(name: str, sr: dict[str, Any], fused: dict[str, Any], k: int) -> list[str]:
+    """Per-case token table (``--tokens``) and the set's summary line."""
+    tok = fused["tokens"]
+    out = ["", f"tokens to the first correct answer, {name} ({sr.get('tokenizer', 'tokenizer')}):"]
+    out.append(
+        f"  {'case':>4}  {'kind':<10} {'rank':>4}  {'scry':>6}  {'grep+read':>9}  {'ratio':>6}  query"
+    )
+    for c in fused["cases"]:
+        s, g = c.get("tokens_scry"), c.get("tokens_grep")
+        ratio = f"{g / s:.1f}x" if s and g is not None else "-"
+        query = c["query"] if len(c["query"]) <= 60 else c["query"][:57] + "..."
+        out.append(
+            f"  {c['case']:>4}  {c['kind']:<10} {c['rank'] or '-':>4}  {s if s is not None else '-':>6}  "
+            f"{g if g is not None else '-':>9}  {ratio:>6}  {query}"
+        )
+
+    def med(v: Any) -> str:
+        return "-" if v is None else f"{v:.0f}"
+
+    out.append(
+        f"tokens {name}: median scry {med(tok['median_scry'])} vs grep+read {med(tok['median_grep'])} "
+        f"on the {tok['cases_with_both']} cases both answer (grep+read/scry median {tok['median_ratio']}x, "
+        f"total {tok['total_scry']} vs {tok['total_grep']}; scry cheaper in {tok['scry_cheaper']}); "
+        f"answered: scry {tok['scry_found']}/{tok['n']} in its top {k}, "
+        f"grep+read {tok['grep_found']}/{tok['n']}"
+    )
+    return out
 
 
 def check_floor(report: dict[str, Any], baseline: dict[str, Any], tolerance: float) -> list[str]:

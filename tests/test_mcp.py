@@ -1,0 +1,299 @@
+"""``scry serve`` through a real MCP client session (the SDK's stdio client spawning
+``python -m scrydb.cli serve`` as a subprocess) against the sample repository."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from anyio.from_thread import start_blocking_portal
+from conftest import run_scry
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from sample_repo import write_repo
+
+import scrydb
+from scrydb.tokencount import TokenCounter
+
+TOOLS = {"search", "read", "related", "locate", "status"}
+SECRET = "TOP-SECRET-CONTENT-5d41"
+#: Longest wait for background work (model load + embedding on a slow CI machine).
+DEADLINE_S = 180.0
+
+
+class Served:
+    """A live MCP session to ``scry serve`` that sync tests can call into."""
+
+    def __init__(self, repo: Path, env: dict[str, str], log: Path, *args: str) -> None:
+        self.repo = repo
+        self.log = log
+        self._stack = contextlib.ExitStack()
+        self.portal = self._stack.enter_context(start_blocking_portal())
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "scrydb.cli", "serve", "--root", str(repo), *args],
+            env={**os.environ, **env},
+        )
+        self._errlog = self._stack.enter_context(log.open("w"))
+        self.session: ClientSession = self._stack.enter_context(
+            self.portal.wrap_async_context_manager(self._connect(params))
+        )
+
+    @contextlib.asynccontextmanager
+    async def _connect(self, params: StdioServerParameters) -> AsyncIterator[ClientSession]:
+        async with (
+            stdio_client(params, errlog=self._errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            self.init = await session.initialize()
+            yield session
+
+    def call(self, name: str, args: dict[str, Any] | None = None) -> Any:
+        """Call a tool; the CallToolResult."""
+        return self.portal.call(self.session.call_tool, name, args or {})
+
+    def text(self, name: str, args: dict[str, Any] | None = None) -> str:
+        """Call a tool that must succeed; its text."""
+        res = self.call(name, args)
+        assert not res.is_error, res.content[0].text
+        return res.content[0].text
+
+    def until(self, name: str, args: dict[str, Any], ok: Any, what: str) -> str:
+        """Call a tool until ``ok(text)`` holds (polling, with a deadline)."""
+        deadline = time.monotonic() + DEADLINE_S
+        while True:
+            text = self.text(name, args)
+            if ok(text):
+                return text
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"timed out waiting for {what}; last answer:\n{text}\n{self.logs()}"
+                )
+            time.sleep(0.3)
+
+    def logs(self) -> str:
+        self._errlog.flush()
+        return "server stderr:\n" + self.log.read_text(errors="replace")[-3000:]
+
+    def close(self) -> None:
+        self._stack.close()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """The sample repository (plus a secret outside it, linked in by symlinks) served
+    over MCP; the first search is sent right after initialize (``served.early``)."""
+    base = tmp_path_factory.mktemp("mcp")
+    outside = base / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text(f"{SECRET}\n", encoding="utf-8")
+    repo = write_repo(base / "shop")
+    (repo / "leak.txt").symlink_to(outside / "secret.txt")
+    (repo / "linkdir").symlink_to(outside, target_is_directory=True)
+    srv = Served(repo, {"SCRY_CACHE_DIR": str(base / "cache")}, base / "serve.log")
+    t0 = time.monotonic()
+    srv.early = srv.call("search", {"query": "UserRepository"})
+    srv.early_seconds = time.monotonic() - t0
+    try:
+        yield srv
+    finally:
+        srv.close()
+
+
+def _embedded(srv: Served) -> None:
+    srv.until("status", {}, lambda t: "embedding complete" in t and "model" in t, "embeddings")
+
+
+# -- tests -------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_search_answers_while_embeddings_are_pending(served: Served) -> None:
+    res = served.early
+    assert not res.is_error, res.content[0].text
+    text = res.content[0].text
+    assert text.startswith("app/users.py:13-39  class UserRepository"), text
+    # Sent right after start: the model is still loading, so the answer is lexical and
+    # says so (embeddings pending, or the dense leg skipped while the model loads).
+    assert "lexical" in text or "embedding" in text, text
+    assert served.early_seconds < 30, served.early_seconds
+
+
+@pytest.mark.slow
+def test_initialize_and_list_tools(served: Served) -> None:
+    assert served.init.server_info.name == "scry"
+    assert "search" in (served.init.instructions or "")
+    tools = {t.name: t for t in served.portal.call(served.session.list_tools).tools}
+    assert set(tools) == TOOLS
+    assert "first" in tools["search"].description
+    assert "literal" in tools["locate"].description
+    for t in tools.values():
+        assert t.description and len(t.description) < 400
+        assert t.annotations is not None and t.annotations.read_only_hint
+    assert tools["read"].input_schema["required"] == ["file"]
+    assert tools["search"].input_schema["properties"]["limit"]["maximum"] == 50
+
+
+@pytest.mark.slow
+def test_search_finds_the_definition_first_within_budget(served: Served) -> None:
+    _embedded(served)
+    text = served.text("search", {"query": "UserRepository"})
+    assert text.splitlines()[0] == "app/users.py:13-39  class UserRepository"
+    assert "lexical" not in text  # embeddings are complete now
+    ten = served.text("search", {"query": "how are users looked up and stored", "limit": 10})
+    heads = [
+        ln for ln in ten.splitlines() if ln and not ln[0].isspace() and ":" in ln and ln[0] != ">"
+    ]
+    assert heads and heads[0].startswith("app/users.py:")
+    tokens = TokenCounter().count(ten)
+    assert tokens <= 1700, tokens  # about 1,500 for 10 hits
+
+
+@pytest.mark.slow
+def test_read_serves_the_real_lines(served: Served) -> None:
+    lines = (served.repo / "app/config.py").read_text().splitlines()
+    text = served.text("read", {"file": "app/config.py", "start_line": 6, "end_line": 7})
+    assert text.splitlines() == ["app/config.py:6-7  (python)", f"6  {lines[5]}", f"7  {lines[6]}"]
+    # One line: the whole chunk around it; path:A-B as the file works too.
+    whole = served.text("read", {"file": "app/users.py", "start_line": 20})
+    assert whole.splitlines()[0] == "app/users.py:13-39  (python)"
+    assert "def deactivate(self, user_id: int) -> bool:" in whole
+    assert served.text("read", {"file": "app/users.py:13-39"}) == whole
+    bad = served.call("read", {"file": "app/nope.py"})
+    assert bad.is_error and "not an indexed file" in bad.content[0].text
+
+
+@pytest.mark.slow
+def test_locate_finds_exact_lines(served: Served) -> None:
+    text = served.text("locate", {"text": "DEFAULT_TIMEOUT"})
+    assert text.splitlines()[0] == "app/config.py:6:1: DEFAULT_TIMEOUT = 30"
+    assert "[function load_config]" in text
+    assert served.text("locate", {"text": "default_timeout", "ignore_case": True}) == text
+    assert served.text("locate", {"text": "no_such_literal_xyz"}).startswith("no matches")
+
+
+@pytest.mark.slow
+def test_related_and_status(served: Served) -> None:
+    _embedded(served)
+    text = served.text("related", {"file": "app/retry.py", "line": 9})
+    assert "tests/test_retry.py" in text
+    assert served.text("related", {"file": "app/retry.py:9"}) == text
+    status = served.text("status", {})
+    assert "files     13" in status and "embedding complete" in status
+    assert "watcher   watchdog" in status and "model" in status and ": ready" in status
+
+
+BAD_PATHS = [
+    "../outside/secret.txt",
+    "app/../../outside/secret.txt",
+    "/etc/passwd",
+    "OUTSIDE_ABS",
+    "leak.txt",
+    "linkdir/secret.txt",
+    "app/\x00config.py",
+    "%2e%2e/outside/secret.txt",
+    "..%2foutside%2fsecret.txt",
+    "..\\outside\\secret.txt",
+    "~/secret.txt",
+]
+
+
+@pytest.mark.slow
+def test_paths_outside_the_index_are_refused(served: Served) -> None:
+    outside = served.repo.parent / "outside" / "secret.txt"
+    for bad in BAD_PATHS:
+        bad = str(outside) if bad == "OUTSIDE_ABS" else bad
+        for tool, args in (("read", {"file": bad}), ("related", {"file": bad, "line": 1})):
+            res = served.call(tool, args)
+            text = res.content[0].text
+            assert res.is_error, (tool, bad, text)
+            assert "refused" in text or "not an indexed file" in text, (tool, bad, text)
+            assert SECRET not in text
+    # The symlinked secret was never indexed: no tool can find it either.
+    assert served.text("locate", {"text": SECRET}).startswith("no matches")
+    assert SECRET not in served.text("search", {"query": SECRET})
+    assert SECRET not in served.text("search", {"query": "secret", "path": "../outside"})
+
+
+@pytest.mark.slow
+def test_watcher_picks_up_an_edit_and_a_new_file(served: Served) -> None:
+    cfg = served.repo / "app/config.py"
+    cfg.write_text(cfg.read_text() + "\nRETRY_JITTER_SECONDS = 7\n")
+    (served.repo / "app/payments.py").write_text(
+        '"""Payments."""\n\n\nclass PaymentGateway:\n    """Charges cards through the provider."""\n\n'
+        "    def charge(self, cents: int) -> bool:\n        return cents > 0\n"
+    )
+    found = served.until(
+        "locate",
+        {"text": "RETRY_JITTER_SECONDS"},
+        lambda t: t.startswith("app/config.py:"),
+        "the edit",
+    )
+    assert "RETRY_JITTER_SECONDS = 7" in found
+    hit = served.until(
+        "search",
+        {"query": "PaymentGateway"},
+        lambda t: t.startswith("app/payments.py:"),
+        "the new file",
+    )
+    assert "class PaymentGateway" in hit.splitlines()[0]
+
+
+def test_cancelled_search_returns_promptly(tmp_path: Path) -> None:
+    """A search that waits (here: for a first index another process holds up) reports
+    progress, stops at once when cancelled, and leaves the server answering."""
+    repo = write_repo(tmp_path / "shop")
+    db = tmp_path / "shop.db"
+    holder = scrydb.open(repo, db=db)
+    holder.store.writer_lock()  # "another scry process is indexing"
+    srv = Served(
+        repo,
+        {"SCRY_CACHE_DIR": str(tmp_path / "cache")},
+        tmp_path / "serve.log",
+        "--db",
+        str(db),
+        "--no-embed",
+    )
+    try:
+        progress: list[tuple[float, str | None]] = []
+
+        async def on_progress(p: float, total: float | None, message: str | None) -> None:
+            progress.append((p, message))
+
+        async def cancelled_search() -> float:
+            t0 = time.monotonic()
+            with anyio.move_on_after(2.5):
+                await srv.session.call_tool(
+                    "search", {"query": "UserRepository"}, progress_callback=on_progress
+                )
+                raise AssertionError("the search should still be waiting")
+            return time.monotonic() - t0
+
+        waited = srv.portal.call(cancelled_search)
+        assert waited < 3.5, waited
+        assert progress and "waiting for the first index" in (progress[-1][1] or ""), progress
+        t0 = time.monotonic()
+        status = srv.text("status", {})
+        assert time.monotonic() - t0 < 5
+        assert "waiting for another scry process" in status, status
+        holder.store.release_writer_lock()  # the server's sync can run now
+        text = srv.until(
+            "search", {"query": "UserRepository"}, lambda t: "app/users.py" in t, "a search"
+        )
+        assert text.startswith("app/users.py:13-39")
+    finally:
+        srv.close()
+        holder.close()
+
+
+def test_serve_help() -> None:
+    r = run_scry("serve", "--help")
+    assert r.returncode == 0, r.stderr
+    assert "MCP" in r.stdout and "--root" in r.stdout and "docs/agents.md" in r.stdout
