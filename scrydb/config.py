@@ -60,25 +60,27 @@ class RerankConfig:
     """``[rerank]``: an optional cross-encoder leg over the fused top N."""
 
     provider: str = "none"  #: "none" | "local" (cross-encoder dir) | "http" (/rerank)
-    model: str = ""
-    url: str = ""
-    api_key_env: str = ""
-    top_n: int = 20
+    model: str = ""  #: local: model directory or package; http: model id sent to the server
+    url: str = ""  #: http: base URL (``/rerank`` is appended) or the full ``.../rerank`` URL
+    api_key_env: str = ""  #: name of the environment variable holding the API key
+    top_n: int = 20  #: fused candidates scored
     weight: float = 1.0  #: RRF weight of the rerank vote; 0 = report only
-    max_chars: int = 3000
-    timeout: float = 6.0
+    max_chars: int = 3000  #: each document is cut to this many characters
+    timeout: float = 6.0  #: seconds; a slower reranker is skipped for that query
+    device: str = "cpu"  #: local: torch device
 
 
 @dataclass
 class ChatConfig:
     """``[chat]``: an optional chat model for HyDE query expansion."""
 
-    url: str = ""
-    model: str = ""
-    api_key_env: str = ""
-    hyde: str = "off"  #: "auto" | "on" | "off"
-    timeout: float = 10.0
-    max_tokens: int = 256
+    url: str = ""  #: base URL (``/chat/completions`` is appended), e.g. http://127.0.0.1:8080/v1
+    model: str = ""  #: model id sent to the server
+    api_key_env: str = ""  #: name of the environment variable holding the API key
+    hyde: str = "off"  #: "auto" (questions only) | "on" | "off"
+    hyde_embed: str = "mix"  #: "mix" (query + hypothetical code vectors) | "code" (code alone)
+    timeout: float = 10.0  #: seconds; a slower chat model falls back to the plain query
+    max_tokens: int = 256  #: length cap of the hypothetical code
 
 
 @dataclass
@@ -182,6 +184,7 @@ def _check(cfg: Config, origin: str) -> None:
         ("embed", "provider"): ("local", "openai"),
         ("rerank", "provider"): ("none", "local", "http"),
         ("chat", "hyde"): ("auto", "on", "off"),
+        ("chat", "hyde_embed"): ("mix", "code"),
     }
     for (sec, key), allowed in choices.items():
         v = getattr(getattr(cfg, sec), key)
@@ -197,9 +200,37 @@ def _check(cfg: Config, origin: str) -> None:
         raise ConfigError(f'{origin}: [rerank] provider = "local" needs model (a directory)')
     if cfg.chat.hyde != "off" and not cfg.chat.url:
         raise ConfigError(f'{origin}: [chat] hyde = "{cfg.chat.hyde}" needs url')
-    for sec, key in (("index", "max_file_bytes"), ("index", "embed_batch"), ("search", "limit")):
+    positive = (
+        ("index", "max_file_bytes"),
+        ("index", "embed_batch"),
+        ("search", "limit"),
+        ("embed", "batch_chars"),
+        ("embed", "batch_size"),
+        ("embed", "timeout"),
+        ("embed", "concurrency"),
+        ("rerank", "top_n"),
+        ("rerank", "max_chars"),
+        ("rerank", "timeout"),
+        ("chat", "timeout"),
+        ("chat", "max_tokens"),
+    )
+    for sec, key in positive:
         if getattr(getattr(cfg, sec), key) <= 0:
             raise ConfigError(f"{origin}: [{sec}] {key} must be positive")
+    for sec, key in (
+        ("embed", "retries"),
+        ("embed", "startup_wait"),
+        ("embed", "dim"),
+        ("rerank", "weight"),
+    ):
+        if getattr(getattr(cfg, sec), key) < 0:
+            raise ConfigError(f"{origin}: [{sec}] {key} must not be negative")
+    for sec in ("embed", "rerank", "chat"):
+        url = getattr(cfg, sec).url
+        if url and not url.startswith(("http://", "https://")):
+            raise ConfigError(
+                f"{origin}: [{sec}] url must start with http:// or https://, not {url!r}"
+            )
 
 
 def find_config(root: Path, explicit: str | os.PathLike[str] | None = None) -> Config:

@@ -134,20 +134,15 @@ class _Cancel:
 # -- agent-facing text -------------------------------------------------------------------
 
 
-def read_hint(hit: Hit) -> str:
-    """The line under a cut snippet: how to get the whole chunk through the tools."""
-    return f'  … read(file="{hit.path}", start_line={hit.start_line}) gives the whole chunk'
+#: The line under a cut snippet: how to get the whole chunk through the tools.
+READ_HINT = '  … read(file="{path}", start_line={start}) gives the whole chunk'
 
 
 def format_hits(res: list[Hit]) -> str:
     """Hits as the tools print them: ``path:start-end  kind symbol``, then the snippet
     with line numbers, the anchor line marked ``>`` (the CLI's format), and a read hint
     when the snippet was cut."""
-    out = []
-    for h in res:
-        text = present.format_hit(replace(h, truncated=False))
-        out.append(text + "\n" + read_hint(h) if h.truncated else text)
-    return "\n\n".join(out)
+    return "\n\n".join(present.format_hit(h, read_hint=READ_HINT) for h in res)
 
 
 def budget_for(limit: int) -> int:
@@ -162,10 +157,8 @@ def fit_hits(res: Results, limit: int) -> Results:
 
 def _notes(res: Results, embedding: bool) -> list[str]:
     lines = present.format_notes(res)
-    if embedding:  # the server computes embeddings itself: don't send the agent to the CLI
-        lines = [
-            ln.replace("run `scry index`", "scry serve is computing embeddings now") for ln in lines
-        ]
+    if embedding and res.notes:  # the server computes embeddings itself
+        lines.append("note: scry serve is computing embeddings now")
     return lines
 
 

@@ -29,8 +29,20 @@ def _c(text: str, code: str, colour: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if colour else text
 
 
-def format_hit(hit: Hit, colour: bool = False, numbers: bool = True, explain: bool = False) -> str:
-    """One hit as text."""
+#: How a truncated hit tells the reader to get the whole chunk (the MCP server passes
+#: its own wording: the ``read`` tool instead of the CLI).
+CLI_READ_HINT = "  … (scry read {path}:{start}-{end} for the whole chunk)"
+
+
+def format_hit(
+    hit: Hit,
+    colour: bool = False,
+    numbers: bool = True,
+    explain: bool = False,
+    read_hint: str = CLI_READ_HINT,
+) -> str:
+    """One hit as text; ``read_hint`` (with ``{path}``, ``{start}``, ``{end}``) ends a
+    truncated one."""
     head = _c(f"{hit.path}:{hit.start_line}-{hit.end_line}", "35", colour)
     label = " ".join(x for x in (hit.kind, hit.symbol or "") if x)
     lines = [f"{head}  {_c(label, '1', colour)}".rstrip()]
@@ -44,6 +56,8 @@ def format_hit(hit: Hit, colour: bool = False, numbers: bool = True, explain: bo
             f"cos={e['cosine']}",
         ]
         parts += [f"+{k}={v}" for k, v in e["votes"].items()]
+        if e.get("rerank") is not None:
+            parts.append(f"rerank={e['rerank']}#{e['rerank_rank']}")
         parts += [f"*{k}={v}" for k, v in e["factors"].items()]
         lines.append("  " + _c(" ".join(parts), "2", colour))
     width = len(str(hit.snippet_start + hit.snippet.count("\n")))
@@ -54,14 +68,9 @@ def format_hit(hit: Hit, colour: bool = False, numbers: bool = True, explain: bo
             lines.append(f"{mark}{n:>{width}}  {text}".rstrip())
         else:
             lines.append(text.rstrip())
-    if hit.truncated:
-        lines.append(
-            _c(
-                f"  … (scry read {hit.path}:{hit.start_line}-{hit.end_line} for the whole chunk)",
-                "2",
-                colour,
-            )
-        )
+    if hit.truncated and read_hint:
+        hint = read_hint.format(path=hit.path, start=hit.start_line, end=hit.end_line)
+        lines.append(_c(hint, "2", colour))
     return "\n".join(lines)
 
 

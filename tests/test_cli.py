@@ -141,8 +141,10 @@ def test_search_syncs_edits_first(cli_repo: tuple[Path, dict[str, str]]) -> None
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["hits"][0]["path"] == "app/invoice.py"
     (repo / "app" / "invoice.py").unlink()
+    r = run_scry("locate", "render_invoice_pdf", "--no-sync", cwd=repo, env=env)
+    assert r.returncode == 0  # not synced yet: the index still has it
     r = run_scry("locate", "render_invoice_pdf", cwd=repo, env=env)
-    assert r.returncode == 0  # locate does not sync; the search below does
+    assert r.returncode == 1  # locate syncs first, like search
     r = run_scry("search", "render_invoice_pdf", "--json", cwd=repo, env=env)
     assert all(h["path"] != "app/invoice.py" for h in json.loads(r.stdout)["hits"])
 
