@@ -4,8 +4,9 @@
 -- The two sqlite-vec tables depend on the embedder's dimension and are created from code
 -- (store.py, VEC_TABLES_SQL); their definition is repeated at the end of this file.
 
--- Fingerprint and bookkeeping: schema, repo root/key, embedder id + dimension,
--- chunker and tokenizer versions, last sync time.
+-- Fingerprint and bookkeeping: schema, repo root/key, embedder id + dimension, the
+-- recipe of embedded texts (embed_text), chunker and tokenizer versions, the scrydb
+-- version that last wrote, last sync time, measured embedding rate, counters.
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -26,11 +27,17 @@ CREATE TABLE IF NOT EXISTS files (
 
 -- Embeddings, one per distinct chunk text per embedder: reused by text_hash, so an
 -- unchanged, renamed or moved chunk is never embedded twice. The vectors themselves live
--- in vec_float / vec_bit with rowid = embeddings.id.
+-- in vec_float / vec_bit with rowid = embeddings.id. Ids only grow (sync.py takes them
+-- from meta.emb_seq), so a reader that has seen id N knows every newer vector is > N.
+-- A vector no chunk refers to any more is an orphan: kept (the most recently orphaned
+-- index.orphan_keep of them) so a branch switch back or an undo costs no embedding.
 CREATE TABLE IF NOT EXISTS embeddings (
-    id        INTEGER PRIMARY KEY,
-    text_hash TEXT NOT NULL UNIQUE
+    id          INTEGER PRIMARY KEY,
+    text_hash   TEXT NOT NULL UNIQUE,
+    orphaned_at REAL                       -- unix time a sync found it unreferenced; NULL in use
 );
+CREATE INDEX IF NOT EXISTS embeddings_orphaned ON embeddings(orphaned_at)
+    WHERE orphaned_at IS NOT NULL;
 
 -- Retrievable units (chunk/__init__.py). emb_id is NULL until the chunk's text has a
 -- vector: such chunks are searchable lexically only ("embeddings pending").

@@ -96,6 +96,10 @@ def _json_option(f: Callable[..., Any]) -> Callable[..., Any]:
 def _open(root: str | None, db: str | None, config: str | None, readonly: bool = False) -> Any:
     from scrydb.index import Index, find_root
 
+    if root is None and db and Path(db).is_file():
+        owner = _db_root(Path(db))
+        if owner is not None:
+            root = str(owner)  # --db names an existing index: search the tree it indexes
     r = find_root(root) if root is None else Path(root)
     if root is not None:
         if not r.exists():
@@ -103,6 +107,21 @@ def _open(root: str | None, db: str | None, config: str | None, readonly: bool =
         if not r.is_dir():
             raise ScryError(f"not a directory: {root}")
     return Index(r, db=db, config=config, readonly=readonly)
+
+
+def _db_root(db: Path) -> Path | None:
+    """The root recorded in an existing index file, if it is readable and still exists."""
+    from scrydb.store import Store
+
+    try:
+        st = Store(db, readonly=True)
+    except ScryError:
+        return None
+    try:
+        owner = st.meta("root")
+    finally:
+        st.close()
+    return Path(owner) if owner and Path(owner).is_dir() else None
 
 
 @contextlib.contextmanager
@@ -166,7 +185,8 @@ def cli() -> None:
 @click.option("--full", is_flag=True, help="Rebuild from nothing instead of syncing.")
 @click.option("--no-embed", is_flag=True, help="Lexical phase only (embed later).")
 @click.option("--yes", "-y", is_flag=True, help="Don't ask before a large first index.")
-@click.option("--quiet", "-q", is_flag=True, help="No summary line.")
+@click.option("--no-wait", is_flag=True, help="Fail at once if another scry process is indexing.")
+@click.option("--quiet", "-q", is_flag=True, help="No estimate or summary line.")
 @_json_option
 @_db_option
 def index_cmd(
@@ -174,6 +194,7 @@ def index_cmd(
     full: bool,
     no_embed: bool,
     yes: bool,
+    no_wait: bool,
     quiet: bool,
     as_json: bool,
     db: str | None,
@@ -182,68 +203,94 @@ def index_cmd(
     """Index (or incrementally sync) a repository.
 
     Only changed files are re-read, only new chunk texts are embedded. The lexical index
-    is written first, so search works while embeddings are computed.
+    is written first, so search works while embeddings are computed; an interrupted run
+    keeps what it committed and the next run resumes. Before a first (or --full) index
+    it prints an estimate, and asks on a terminal when it is large.
 
     \b
     Example:
       scry index                 # the repository containing the current directory
       scry index ~/src/project --full
+      scry index --no-embed      # lexical search now, embeddings later
     """
     with _open(path, db, config) as ix:
         first = ix.store.scalar("SELECT count(*) FROM files") == 0
-        if first and not yes and not no_embed:
-            _confirm_first_index(ix)
-        with _progress(not quiet and not as_json) as prog:
-            rep = ix.sync(
-                full=full,
-                embed=not no_embed,
-                progress=prog,
-                warn=_warn,
-                on_wait=lambda: click.echo(
-                    "scry: waiting for another scry process to finish indexing…", err=True
-                ),
+        # (No estimate while another process indexes: it is that one's first index.)
+        if (first or full) and not (quiet or as_json or ix.store.writer_active()):
+            _confirm_first_index(ix, ask=not yes and not no_embed, embed=not no_embed)
+        try:
+            with _progress(not quiet and not as_json) as prog:
+                rep = ix.sync(
+                    full=full,
+                    embed=not no_embed,
+                    progress=prog,
+                    warn=_warn,
+                    wait=not no_wait,
+                    on_wait=lambda: click.echo(
+                        "scry: waiting for another scry process to finish indexing…", err=True
+                    ),
+                )
+        except KeyboardInterrupt:
+            st = ix.status(check_stale=False, check_git=False)
+            click.echo(
+                f"scry: interrupted; the index keeps what was committed ({st.files} files, "
+                f"{st.chunks - st.pending} of {st.chunks} chunks embedded): "
+                "`scry index` resumes from there",
+                err=True,
             )
+            raise SystemExit(130) from None
         if as_json:
-            d = {k: v for k, v in rep.__dict__.items() if k != "skipped"}
-            d["skipped"] = dict(rep.skipped)
-            d["seconds"] = rep.seconds
+            d = rep.to_json()
             d["db"] = str(ix.db_path)
             _emit_json(d)
         elif not quiet:
             skipped = sum(rep.skipped.values())
+            kept = f", {rep.files_unchanged} unchanged" if rep.files_unchanged else ""
             click.echo(
                 f"indexed {ix.root}: {rep.files_seen} files ({rep.files_added} new, {rep.files_changed} changed, "
-                f"{rep.files_deleted} deleted), {rep.chunks_written} chunks written, {rep.texts_embedded} embedded, "
-                f"{skipped} paths skipped, {rep.seconds:.1f}s",
+                f"{rep.files_deleted} deleted{kept}), {rep.chunks_written} chunks written, "
+                f"{rep.texts_embedded} embedded, {skipped} paths skipped, {rep.seconds:.1f}s",
                 err=True,
             )
             if rep.pending:
                 click.echo(
-                    f"note: {rep.pending} chunks wait for embeddings (lexical search works now)",
+                    f"note: {rep.pending} chunks wait for embeddings (lexical search works now; "
+                    "`scry index` embeds them)",
                     err=True,
                 )
 
 
-def _confirm_first_index(ix: Any) -> None:
-    """Estimate a first index; ask on a TTY when it is large."""
-    from scrydb.walk import walk
-
-    res = walk(ix.root, ix.config.index)
-    total_bytes = sum(f.size for f in res.files)
-    est_chunks = int(total_bytes / 900) + len(res.files)
-    rate = 22.0  # chunks/s of the packaged MiniLM on 2 cores (DESIGN.md)
-    est_s = est_chunks / rate
-    click.echo(
-        f"scry: first index of {ix.root}: {len(res.files)} files, {total_bytes / 1e6:.1f} MB, "
-        f"~{est_chunks} chunks, ~{_duration(est_s)} to embed (lexical search is ready much sooner)",
-        err=True,
+def _confirm_first_index(ix: Any, ask: bool, embed: bool = True) -> None:
+    """Print what a first index will cost; on a terminal, ask when it is large."""
+    est = ix.estimate()
+    how = "measured here" if est.rate_measured else "typical for 2 cores"
+    line = (
+        f"scry: first index of {ix.root}: {est.files} files ({est.bytes / 1e6:.1f} MB), "
+        f"~{est.chunks} chunks; lexical search ready in ~{_duration(est.seconds_lexical)}"
     )
-    if est_chunks > ix.config.index.confirm_chunks and sys.stdin.isatty() and sys.stderr.isatty():
+    if embed:
+        line += f", embeddings ~{_duration(est.seconds_embed)} at {est.rate:.0f} chunks/s ({how})"
+    else:
+        line += " (no embeddings: --no-embed)"
+    click.echo(line, err=True)
+    if (
+        ask
+        and est.chunks > ix.config.index.confirm_chunks
+        and sys.stdin.isatty()
+        and sys.stderr.isatty()
+    ):
+        click.echo(
+            "scry: Ctrl-C at any time keeps what is done; `scry index --no-embed` "
+            "builds the lexical index alone",
+            err=True,
+        )
         if not click.confirm("Continue?", default=True, err=True):
             raise SystemExit(EXIT_NO_RESULTS)
 
 
 def _duration(s: float) -> str:
+    if s < 1:
+        return "1s"
     return f"{s:.0f}s" if s < 90 else f"{s / 60:.0f} min" if s < 5400 else f"{s / 3600:.1f} h"
 
 
@@ -281,6 +328,7 @@ def _duration(s: float) -> str:
     default="fused",
     help="One leg alone (for debugging).",
 )
+@click.option("--no-rerank", is_flag=True, help="Skip a configured reranker leg.")
 @_json_option
 @_db_option
 def search_cmd(
@@ -293,6 +341,7 @@ def search_cmd(
     budget: int | None,
     no_sync: bool,
     mode: str,
+    no_rerank: bool,
     as_json: bool,
     db: str | None,
     config: str | None,
@@ -334,6 +383,7 @@ def search_cmd(
             path=scope,
             explain=explain,
             mode=mode,
+            rerank=not no_rerank,
         )
         if budget:
             present.fit_budget(res, budget)
@@ -357,8 +407,11 @@ def _root_for(path: str) -> str:
     return str(find_root(p if p.is_dir() else p.parent))
 
 
-def _auto_sync(ix: Any, no_sync: bool, quiet: bool) -> None:
-    """Create the index on first use; afterwards a cheap incremental sync if nobody else writes."""
+def _auto_sync(ix: Any, no_sync: bool, quiet: bool, embed: bool = True) -> None:
+    """Create the index on first use; afterwards a cheap incremental sync if nobody else writes.
+
+    ``embed=False`` (``locate``) never loads the model: a first index is lexical only.
+    """
     from scrydb.errors import LockedError
 
     if ix.store.readonly:
@@ -370,13 +423,13 @@ def _auto_sync(ix: Any, no_sync: bool, quiet: bool) -> None:
         if not quiet:
             click.echo(f"scry: no index for {ix.root} yet: indexing it now (once)…", err=True)
         with _progress(not quiet) as prog:
-            ix.sync(progress=prog, warn=_warn)
+            ix.sync(progress=prog, warn=_warn, embed=embed)
         return
     if no_sync:
         return
     try:
         rep = ix.sync(embed=False, wait=False, warn=_warn)
-        if 0 < rep.pending <= AUTO_EMBED_MAX:
+        if embed and 0 < rep.pending <= AUTO_EMBED_MAX:
             ix.sync(wait=False, warn=_warn)
     except LockedError:
         pass  # someone is indexing: search what is committed
@@ -390,31 +443,83 @@ def _auto_sync(ix: Any, no_sync: bool, quiet: bool) -> None:
 def status_cmd(
     path: str | None, fast: bool, as_json: bool, db: str | None, config: str | None
 ) -> None:
-    """Show what is indexed, how fresh it is, and what was skipped.
+    """Show where the index is, what it holds, how fresh it is, and what was skipped.
+
+    Counts files, chunks, symbols and vectors, chunks still waiting for embeddings,
+    skipped paths per reason, files git tracks that the index lacks (loudly, when more
+    than a few: a .gitignore mistake must not pass silently), the last sync, the
+    fingerprint, and what changed in the working tree since. Never writes.
 
     \b
     Example:
       scry status
-      scry status --json
+      scry status --json | jq .pending
     """
-    with _open(path, db, config, readonly=_exists(path, db)) as ix:
+    if not _exists(path, db):
+        from scrydb.index import default_db_path, find_root
+
+        root = find_root(path) if path is None else Path(path).resolve()
+        where = Path(db) if db else default_db_path(root)
+        raise ScryError(f"no index of {root} yet (looked for {where}); run `scry index`")
+    with _open(path, db, config, readonly=True) as ix:
         st = ix.status(check_stale=not fast, check_git=not fast)
     if as_json:
         _emit_json(st.to_json())
         return
-    when = (
-        time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(st.last_sync))
-        if st.last_sync
-        else "never"
-    )
+    click.echo("\n".join(_status_lines(st)))
+    if st.git_missing_count:
+        reasons = ", ".join(
+            f"{k} {v}" for k, v in st.git_tracked_skipped.items() if k not in _deliberate_skips()
+        )
+        click.echo(
+            f"{'WARNING' if st.git_warning else 'note'}: {st.git_missing_count} files tracked by "
+            f"git are not indexed ({reasons}); check .gitignore, .scryignore and [index] "
+            "exclude: "
+            + ", ".join(st.git_missing[:5])
+            + (", …" if st.git_missing_count > 5 else ""),
+            err=True,
+        )
+
+
+def _deliberate_skips() -> frozenset[str]:
+    from scrydb.index import DELIBERATE_SKIPS
+
+    return DELIBERATE_SKIPS
+
+
+def _status_lines(st: Any) -> list[str]:
+    """``scry status`` as text, one fact per line."""
     fp = st.fingerprint
+    if st.last_sync:
+        ago = max(0.0, time.time() - st.last_sync)
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(st.last_sync))
+        when += f" ({_duration(ago)} ago)"
+    else:
+        when = "never completed"
+    if st.writer_active:
+        when += "; a sync is running now"
+    vectors = f"vectors {st.vectors}"
+    if st.orphan_vectors:
+        vectors += f" (+{st.orphan_vectors} kept for reuse)"
+    if st.search == "hybrid":
+        search = "hybrid (lexical + dense): every chunk has its vector"
+    elif st.search == "hybrid-partial":
+        search = (
+            f"hybrid, but {st.pending} chunks ({st.pending_texts} texts) still wait for "
+            "embeddings: found lexically only (`scry index` embeds them)"
+        )
+    elif st.search == "lexical":
+        search = "lexical only: no embeddings yet (`scry index` computes them)"
+    else:
+        search = "nothing indexed"
     lines = [
         f"root      {st.root}",
         f"index     {st.db} ({st.db_bytes / 1e6:.1f} MB)",
-        f"files     {st.files}   chunks {st.chunks}   symbols {st.symbols}   vectors {st.vectors}",
-        f"embedding {st.pending} chunks waiting" if st.pending else "embedding complete",
+        f"files     {st.files}   chunks {st.chunks}   symbols {st.symbols}   {vectors}",
+        f"search    {search}",
         f"last sync {when}",
-        f"model     {fp['embedder']} ({fp['embed_dim']}-d)   chunker {fp['chunker']}   tokenizer {fp['tokenizer']}",
+        f"model     {fp['embedder']} ({fp['embed_dim'] or '?'}-d)   chunker {fp['chunker']}   "
+        f"tokenizer {fp['tokenizer']}   schema {fp['schema']}   written by scrydb {fp['scrydb_version']}",
     ]
     if st.langs:
         lines.append("languages " + ", ".join(f"{k} {v}" for k, v in list(st.langs.items())[:10]))
@@ -422,23 +527,21 @@ def status_cmd(
         lines.append("skipped   " + ", ".join(f"{k} {v}" for k, v in st.skipped.items()))
     if st.stale is not None:
         s = st.stale
+        if not any(s.values()):
+            lines.append("fresh     yes: the index matches the working tree")
+        else:
+            lines.append(
+                f"stale     {s['added']} new, {s['changed']} changed, {s['deleted']} deleted files "
+                f"(run `scry index`): " + ", ".join(st.stale_paths[:5])
+            )
+    if st.rebuild:
+        lines.append("rebuild   the next sync rebuilds: " + "; ".join(st.rebuild))
+    if st.git_tracked_skipped:
         lines.append(
-            "fresh     yes"
-            if not any(s.values())
-            else f"stale     {s['added']} new, {s['changed']} changed, {s['deleted']} deleted files (run scry index)"
+            "git       tracked but not indexed: "
+            + ", ".join(f"{k} {v}" for k, v in st.git_tracked_skipped.items())
         )
-    if fp["embedder"] and fp["embedder"] != fp["current_embedder"]:
-        lines.append(
-            f"warning   configured model {fp['current_embedder']} differs: next index re-embeds"
-        )
-    click.echo("\n".join(lines))
-    if st.git_missing_count:
-        loud = st.git_missing_count > 5
-        click.echo(
-            f"{'WARNING' if loud else 'note'}: {st.git_missing_count} files tracked by git are not indexed "
-            f"(check .gitignore/.scryignore): " + ", ".join(st.git_missing[:5]),
-            err=True,
-        )
+    return lines
 
 
 def _exists(path: str | None, db: str | None) -> bool:
@@ -454,10 +557,11 @@ def _exists(path: str | None, db: str | None) -> bool:
 @cli.command("read")
 @click.argument("target")
 @click.option("--no-numbers", is_flag=True, help="Plain text, no line numbers.")
+@click.option("--no-sync", is_flag=True, help="Don't sync changed files first.")
 @_json_option
 @_db_option
 def read_cmd(
-    target: str, no_numbers: bool, as_json: bool, db: str | None, config: str | None
+    target: str, no_numbers: bool, no_sync: bool, as_json: bool, db: str | None, config: str | None
 ) -> None:
     """Print indexed lines of a file: PATH, PATH:LINE or PATH:A-B (from the index).
 
@@ -468,12 +572,24 @@ def read_cmd(
     from scrydb import present
 
     path, a, b = _parse_target(target)
-    with _open(None, db, config, readonly=True) as ix:
-        r = ix.read(path, a, b)
+    with _open(None, db, config) as ix:
+        _auto_sync(ix, no_sync, quiet=True)
+        r = ix.read(_repo_path(ix, path), a, b)
     if as_json:
         _emit_json(r.to_json())
     else:
         click.echo(present.format_read(r, numbers=not no_numbers))
+
+
+def _repo_path(ix: Any, path: str) -> str:
+    """A path as the user typed it (relative to the working directory, like ``search``'s
+    PATH) turned into a repository-relative one; otherwise taken as repository-relative."""
+    p = Path(path)
+    if not p.is_absolute() and (Path.cwd() / p).exists():
+        rel = os.path.relpath((Path.cwd() / p).resolve(), ix.root)
+        if not rel.startswith(".."):
+            return Path(rel).as_posix()
+    return path
 
 
 def _parse_target(target: str) -> tuple[str, int | None, int | None]:
@@ -491,9 +607,12 @@ def _parse_target(target: str) -> tuple[str, int | None, int | None]:
 @cli.command("related")
 @click.argument("target")
 @click.option("-n", "--limit", "limit", type=click.IntRange(1, 100), default=10)
+@click.option("--no-sync", is_flag=True, help="Don't sync changed files first.")
 @_json_option
 @_db_option
-def related_cmd(target: str, limit: int, as_json: bool, db: str | None, config: str | None) -> None:
+def related_cmd(
+    target: str, limit: int, no_sync: bool, as_json: bool, db: str | None, config: str | None
+) -> None:
     """Chunks most similar to the one at FILE:LINE (other files first).
 
     \b
@@ -505,8 +624,9 @@ def related_cmd(target: str, limit: int, as_json: bool, db: str | None, config: 
     path, a, _b = _parse_target(target)
     if a is None:
         raise ScryError(f"give a line: {target}:LINE")
-    with _open(None, db, config, readonly=True) as ix:
-        res = ix.related(path, a, limit)
+    with _open(None, db, config) as ix:
+        _auto_sync(ix, no_sync, quiet=True)
+        res = ix.related(_repo_path(ix, path), a, limit)
     if as_json:
         _emit_json(res.to_json())
     else:
@@ -524,6 +644,7 @@ def related_cmd(target: str, limit: int, as_json: bool, db: str | None, config: 
 @click.option("-n", "--limit", "limit", type=click.IntRange(1, 10000), default=50)
 @click.option("--lang", default=None)
 @click.option("--path", "path_filter", default=None)
+@click.option("--no-sync", is_flag=True, help="Don't sync changed files first.")
 @_json_option
 @_db_option
 def locate_cmd(
@@ -532,6 +653,7 @@ def locate_cmd(
     limit: int,
     lang: str | None,
     path_filter: str | None,
+    no_sync: bool,
     as_json: bool,
     db: str | None,
     config: str | None,
@@ -545,7 +667,8 @@ def locate_cmd(
     """
     from scrydb import present
 
-    with _open(None, db, config, readonly=True) as ix:
+    with _open(None, db, config) as ix:
+        _auto_sync(ix, no_sync, quiet=True, embed=False)
         matches = ix.locate(text, k=limit, lang=lang, path=path_filter, ignore_case=ignore_case)
     if as_json:
         _emit_json({"text": text, "matches": matches})

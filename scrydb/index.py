@@ -11,24 +11,31 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import platformdirs
 
-from scrydb import tokens
-from scrydb.chunk import CHUNKER_VERSION
 from scrydb.config import Config, find_config
 from scrydb.embed import Embedder, embedder_id, make_embedder
 from scrydb.errors import IndexError_, ScryError
 from scrydb.results import ReadResult, Results
 from scrydb.search.engine import SearchEngine
 from scrydb.store import SCHEMA_VERSION, Store
-from scrydb.sync import Progress, Syncer, SyncReport
+from scrydb.sync import (
+    Estimate,
+    Progress,
+    Syncer,
+    SyncReport,
+    estimate,
+    fingerprint,
+)
 from scrydb.walk import walk
 
 #: Files that mark a repository root when looking upwards from a directory.
@@ -37,6 +44,11 @@ ROOT_MARKERS = (".git", ".scry.toml", ".hg", ".svn")
 READ_MAX_LINES = 400
 #: ``status`` warns loudly when more git-tracked files than this are missing.
 MISSING_WARN = 5
+#: Texts/s assumed for an embedder never measured here: the packaged MiniLM on 2 cores
+#: with 1,500-char chunks (DESIGN.md).
+DEFAULT_EMBED_RATE = 22.0
+#: Measured embedding rates per embedder id (JSON), in the cache directory.
+EMBED_RATES_FILE = "embed-rates.json"
 
 
 def find_root(start: str | os.PathLike[str] | None = None) -> Path:
@@ -61,9 +73,66 @@ def default_db_path(root: Path, env: bool = True) -> Path:
     if env_db:
         return Path(env_db).expanduser().resolve()
     key = hashlib.blake2b(str(root.resolve()).encode(), digest_size=6).hexdigest()
-    cache = Path(os.environ.get("SCRY_CACHE_DIR") or platformdirs.user_cache_dir("scrydb"))
+    cache = cache_dir()
     name = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in root.name) or "root"
     return cache / f"{name}-{key}.db"
+
+
+def cache_dir() -> Path:
+    """The per-user cache directory (``$SCRY_CACHE_DIR`` or the platform's)."""
+    return Path(os.environ.get("SCRY_CACHE_DIR") or platformdirs.user_cache_dir("scrydb"))
+
+
+def record_embed_rate(embedder: str, rate: float) -> None:
+    """Remember an embedder's measured rate (texts/s) for first-index estimates."""
+    path = cache_dir() / EMBED_RATES_FILE
+    try:
+        rates = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(rates, dict):
+            rates = {}
+    except (OSError, ValueError):
+        rates = {}
+    old = rates.get(embedder)
+    # Smooth: one slow run (a busy machine) must not halve the next estimate.
+    rates[embedder] = round(rate if not isinstance(old, int | float) else (old + rate) / 2, 2)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(rates, indent=1, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass  # an estimate is not worth an error
+
+
+def embed_rate(embedder: str) -> tuple[float, bool]:
+    """(texts/s, measured?) of an embedder: the rate measured here, else DEFAULT_EMBED_RATE."""
+    try:
+        rates = json.loads((cache_dir() / EMBED_RATES_FILE).read_text(encoding="utf-8"))
+        rate = rates.get(embedder) if isinstance(rates, dict) else None
+        if isinstance(rate, int | float) and rate > 0:
+            return float(rate), True
+    except (OSError, ValueError):
+        pass
+    return DEFAULT_EMBED_RATE, False
+
+
+#: Tracked files left out for one of these reasons were left out on purpose; any other
+#: reason ("ignored" by a pattern, "other") is what a gitignore mistake looks like.
+DELIBERATE_SKIPS = frozenset(
+    {
+        "noise-dir",
+        "lock-file",
+        "meta-file",
+        "binary",
+        "data",
+        "minified",
+        "secret",
+        "too-large",
+        "generated",
+        "symlink",
+        "not-synced",
+    }
+)
 
 
 @dataclass
@@ -72,23 +141,43 @@ class Status:
 
     root: str
     db: str
-    db_bytes: int
+    db_bytes: int  #: the index file plus its WAL
     files: int
     chunks: int
     symbols: int
-    vectors: int
+    vectors: int  #: distinct vectors in use (orphans not counted)
     pending: int  #: chunks still waiting for a vector
-    skipped: dict[str, int]
-    last_sync: float | None
+    skipped: dict[str, int]  #: paths the last sync skipped, per reason
+    last_sync: float | None  #: unix time of the last complete sync
     fingerprint: dict[str, str | None]
     stale: dict[str, int] | None = None  #: added/changed/deleted vs the working tree
-    git_missing: list[str] = field(default_factory=list)  #: tracked by git, not indexed
-    git_missing_count: int = 0
+    git_missing: list[str] = field(default_factory=list)  #: suspicious ones, first 20
+    git_missing_count: int = 0  #: tracked by git, not indexed, for no deliberate reason
     langs: dict[str, int] = field(default_factory=dict)
+    pending_texts: int = 0  #: distinct chunk texts still to embed
+    orphan_vectors: int = 0  #: vectors kept for reuse that no chunk refers to now
+    #: "hybrid", "hybrid-partial" (some chunks wait for vectors), "lexical" or "empty"
+    search: str = "empty"
+    rebuild: list[str] = field(default_factory=list)  #: what the next sync will rebuild, and why
+    stale_paths: list[str] = field(default_factory=list)  #: first few stale paths
+    #: git-tracked files the index lacks, per reason (see DELIBERATE_SKIPS)
+    git_tracked_skipped: dict[str, int] = field(default_factory=dict)
+    git_warning: bool = False  #: more than MISSING_WARN suspicious git-tracked files missing
+    writer_active: bool = False  #: a sync is running right now
+    embed_rate: float | None = None  #: texts/s measured by the last syncs that embedded
+
+    @property
+    def fresh(self) -> bool | None:
+        """Whether the index matches the working tree (None when not checked)."""
+        if self.stale is None:
+            return None
+        return not any(self.stale.values()) and not self.rebuild
 
     def to_json(self) -> dict[str, Any]:
         """JSON form."""
-        return asdict(self)
+        d = asdict(self)
+        d["fresh"] = self.fresh
+        return d
 
 
 class Index:
@@ -148,15 +237,20 @@ class Index:
         full: bool = False,
         embed: bool = True,
         progress: Progress | None = None,
-        warn: Any = None,
-        wait: bool = True,
-        on_wait: Any = None,
+        warn: Callable[[str], None] | None = None,
+        wait: bool | float = True,
+        on_wait: Callable[[], None] | None = None,
+        cancel: Callable[[], bool] | None = None,
     ) -> SyncReport:
         """Bring the index up to date with the working tree (incremental).
 
         ``full`` rebuilds from nothing; ``embed=False`` stops after the lexical phase
-        (chunks are searchable lexically; the next sync embeds them). ``wait=False``
-        raises :class:`~scrydb.errors.LockedError` when another process is indexing.
+        (chunks are searchable lexically; the next sync embeds them). ``wait`` decides
+        what happens when another process is indexing: ``True`` waits (``on_wait()`` is
+        called once first), a number waits at most that many seconds, ``False`` does not
+        wait; a lock not taken raises :class:`~scrydb.errors.LockedError`. ``cancel`` is
+        polled between batches: when it returns True the sync stops early
+        (``report.cancelled``), keeping everything committed for the next sync.
         """
         if self.store.readonly:
             raise ScryError("index opened read-only")
@@ -169,10 +263,37 @@ class Index:
                 self.embedder if embed else None,
                 progress=progress,
                 warn=warn,
+                embedder_id=self.embedder_id(),
+                exclude=self.own_files(),
+                cancel=cancel,
             )
-            return syncer.run(full=full, embed=embed)
+            report = syncer.run(full=full, embed=embed)
         finally:
             self.store.release_writer_lock()
+        if report.embed_rate:
+            record_embed_rate(self.embedder_id(), report.embed_rate)
+        return report
+
+    def estimate(self) -> Estimate:
+        """What indexing this tree from nothing would cost (files, chunks, time at the
+        embedding rate measured on this machine, else the documented default)."""
+        rate, measured = embed_rate(self.embedder_id())
+        return estimate(self.root, self.config, rate, measured)
+
+    def embedder_id(self) -> str:
+        """Identity of the embedder this index embeds with (nothing is loaded)."""
+        if self._embedder is not None:
+            return self._embedder.id
+        return embedder_id(self.config.embed)
+
+    def own_files(self) -> set[str]:
+        """The index's own files, relative to the root, when ``--db`` put them in the tree."""
+        try:
+            rel = self.db_path.relative_to(self.root)
+        except ValueError:
+            return set()
+        base = rel.as_posix()
+        return {base + suffix for suffix in ("", "-wal", "-shm", "-journal", ".lock")}
 
     # -- reading -----------------------------------------------------------------------
 
@@ -224,6 +345,8 @@ class Index:
         b = last if end is None else int(end)
         if a < 1 or b < a:
             raise ScryError(f"bad line range {a}-{b} for {rel}")
+        if chunks and a > last:
+            raise ScryError(f"{rel} has {last} indexed lines; line {a} is past its end")
         b = min(b, last)
         truncated = False
         if b - a + 1 > max_lines:
@@ -259,7 +382,11 @@ class Index:
         return locate(self, text, k=k, lang=lang, path=path, ignore_case=ignore_case)
 
     def status(self, check_stale: bool = True, check_git: bool = True) -> Status:
-        """Counts, freshness and fingerprint of the index."""
+        """Counts, freshness and fingerprint of the index.
+
+        ``check_stale`` walks the working tree (stat only) to count what a sync would
+        change; ``check_git`` asks git which tracked files the index lacks, and why.
+        """
         s = self.store
         skipped: Counter[str] = Counter()
         for reason, n in s.rows("SELECT reason, count(*) FROM skipped GROUP BY reason"):
@@ -275,45 +402,85 @@ class Index:
                 size += os.path.getsize(str(self.db_path) + suffix)
             except OSError:
                 pass
-        fp = {
+        want = fingerprint(self.config, self.embedder_id())
+        fp: dict[str, str | None] = {
             "schema": s.meta("schema"),
             "schema_supported": str(SCHEMA_VERSION),
-            "embedder": s.meta("embedder"),
             "embed_dim": s.meta("embed_dim"),
-            "chunker": s.meta("chunker"),
-            "tokenizer": s.meta("tokenizer"),
-            "current_embedder": embedder_id(self.config.embed),
-            "current_chunker": CHUNKER_VERSION,
-            "current_tokenizer": tokens.TOKENIZER_VERSION,
+            "scrydb_version": s.meta("scrydb_version"),
         }
+        rebuild = []
+        for key, value in want.items():
+            fp[key] = s.meta(key)
+            fp["current_" + key] = value
+            if fp[key] is not None and fp[key] != value:
+                rebuild.append(f"{key} {fp[key]} -> {value}")
+        n_emb = s.scalar("SELECT count(*) FROM embeddings") or 0
+        orphans = (
+            s.scalar(
+                "SELECT count(*) FROM embeddings e WHERE NOT EXISTS "
+                "(SELECT 1 FROM chunks c WHERE c.emb_id = e.id)"
+            )
+            or 0
+        )
+        chunks = s.scalar("SELECT count(*) FROM chunks") or 0
+        pending = s.scalar("SELECT count(*) FROM chunks WHERE emb_id IS NULL") or 0
+        rate = s.meta("embed_rate")
         st = Status(
             root=str(self.root),
             db=str(self.db_path),
             db_bytes=size,
             files=s.scalar("SELECT count(*) FROM files") or 0,
-            chunks=s.scalar("SELECT count(*) FROM chunks") or 0,
+            chunks=chunks,
             symbols=s.scalar("SELECT count(*) FROM symbols") or 0,
-            vectors=s.scalar("SELECT count(*) FROM embeddings") or 0,
-            pending=s.scalar("SELECT count(*) FROM chunks WHERE emb_id IS NULL") or 0,
+            vectors=n_emb - orphans,
+            pending=pending,
+            pending_texts=(
+                s.scalar("SELECT count(DISTINCT text_hash) FROM chunks WHERE emb_id IS NULL") or 0
+            ),
+            orphan_vectors=orphans,
+            search=(
+                "empty"
+                if not chunks
+                else "lexical"
+                if n_emb == orphans
+                else "hybrid-partial"
+                if pending
+                else "hybrid"
+            ),
             skipped=dict(sorted(skipped.items())),
             last_sync=float(last) if last else None,
             fingerprint=fp,
+            rebuild=rebuild,
             langs={
                 (lang or "text"): n
                 for lang, n in s.rows(
                     "SELECT lang, count(*) FROM files GROUP BY lang ORDER BY 2 DESC"
                 )
             },
+            writer_active=s.writer_active(),
+            embed_rate=float(rate) if rate else None,
         )
-        if check_stale:
-            st.stale = self._staleness()
+        walked: set[str] | None = None
+        if check_stale or check_git:
+            result = walk(self.root, self.config.index)
+            own = self.own_files()
+            files = [f for f in result.files if f.path not in own]
+            walked = {f.path for f in files}
+            if check_stale:
+                st.stale, st.stale_paths = self._staleness(files)
         if check_git:
-            missing = self._git_missing()
-            st.git_missing_count = len(missing)
-            st.git_missing = missing[:20]
+            missing = self._git_missing(walked or set())
+            reasons = Counter(missing.values())
+            st.git_tracked_skipped = dict(sorted(reasons.items()))
+            suspicious = sorted(p for p, r in missing.items() if r not in DELIBERATE_SKIPS)
+            st.git_missing_count = len(suspicious)
+            st.git_missing = suspicious[:20]
+            st.git_warning = len(suspicious) > MISSING_WARN
         return st
 
-    def _staleness(self) -> dict[str, int]:
+    def _staleness(self, files: list[Any]) -> tuple[dict[str, int], list[str]]:
+        """What a sync would change: counts of added/changed/deleted files, a few paths."""
         indexed = {
             p: (size, mt)
             for p, size, mt in self.store.rows("SELECT path, size, mtime_ns FROM files")
@@ -322,23 +489,33 @@ class Index:
             p: (size, mt)
             for p, size, mt in self.store.rows("SELECT path, size, mtime_ns FROM skipped")
         }
-        result = walk(self.root, self.config.index)
         added = changed = 0
+        paths: list[str] = []
         seen = set()
-        for f in result.files:
+        for f in files:
             seen.add(f.path)
             old = indexed.get(f.path) or skipped.get(f.path)
             if old is None:
                 added += 1
             elif old != (f.size, f.mtime_ns):
                 changed += 1
-        deleted = sum(1 for p in indexed if p not in seen)
-        return {"added": added, "changed": changed, "deleted": deleted}
+            else:
+                continue
+            if len(paths) < 10:
+                paths.append(f.path)
+        gone = [p for p in indexed if p not in seen]
+        paths += gone[: max(0, 10 - len(paths))]
+        return {"added": added, "changed": changed, "deleted": len(gone)}, paths
 
-    def _git_missing(self) -> list[str]:
-        """Files git tracks that are neither indexed nor skipped for a counted reason."""
+    def _git_missing(self, walked: set[str]) -> dict[str, str]:
+        """Files git tracks that the index lacks, each with the reason it was left out.
+
+        Reasons are the walk's (``noise-dir``, ``lock-file``, ``binary``, …), ``ignored``
+        (a .gitignore/.scryignore/exclude pattern matches a file git tracks: the usual
+        mistake), ``not-synced`` (would be indexed by the next sync) or ``other``.
+        """
         if not (self.root / ".git").exists():
-            return []
+            return {}
         try:
             out = subprocess.run(
                 ["git", "-C", str(self.root), "ls-files", "-z", "--cached"],
@@ -347,25 +524,60 @@ class Index:
                 check=False,
             )
         except (OSError, subprocess.SubprocessError):
-            return []
+            return {}
         if out.returncode != 0:
-            return []
-        tracked = [p for p in out.stdout.decode("utf-8", "replace").split("\0") if p]
+            return {}
+        tracked = {p for p in out.stdout.decode("utf-8", "replace").split("\0") if p}
         indexed = {r[0] for r in self.store.rows("SELECT path FROM files")}
         skipped = {r[0] for r in self.store.rows("SELECT path FROM skipped")}
-        from scrydb.walk import BINARY_EXTENSIONS, DATA_EXTENSIONS, LOCK_FILES
+        candidates = sorted(tracked - indexed - skipped - self.own_files())
+        if not candidates:
+            return {}
+        from scrydb.walk import NOISE_DIRS, _name_reason, _Rules
 
-        missing = []
-        for p in tracked:
-            if p in indexed or p in skipped:
+        rules = _Rules(self.root, self.config.index)
+        loaded: set[str] = set()
+
+        def load(d: str) -> None:
+            if d not in loaded:
+                rules.load_dir(d, self.root / d if d else self.root)
+                loaded.add(d)
+
+        missing: dict[str, str] = {}
+        for p in candidates:
+            full = self.root / p
+            if p in walked:
+                missing[p] = "not-synced"
                 continue
-            name = p.rsplit("/", 1)[-1]
-            ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
-            if name in LOCK_FILES or ext in BINARY_EXTENSIONS or ext in DATA_EXTENSIONS:
+            if full.is_symlink():
+                missing[p] = "symlink"
                 continue
-            if not (self.root / p).is_file() or (self.root / p).is_symlink():
+            try:
+                size = full.stat().st_size
+            except OSError:
+                continue  # deleted in the working tree, or a submodule
+            if not full.is_file():
                 continue
-            missing.append(p)
+            parts = p.split("/")
+            if any(
+                d in NOISE_DIRS or d.endswith(".egg-info") or d.startswith("bazel-")
+                for d in parts[:-1]
+            ):
+                missing[p] = "noise-dir"
+                continue
+            reason = _name_reason(p, parts[-1], size, self.config.index)
+            if reason is None:
+                load("")
+                for i in range(1, len(parts)):
+                    d = "/".join(parts[:i])
+                    if rules.ignored(d, True):
+                        reason = "ignored"
+                        break
+                    load(d)
+                else:
+                    if rules.ignored(p, False):
+                        reason = "ignored"
+            missing[p] = reason or "other"
         return missing
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import importlib.metadata
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -23,16 +24,42 @@ import sqlite_vec
 from scrydb.errors import IndexError_, LockedError, ScryError
 
 #: Bump on any change to schema.sql; a file with a newer version is refused.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: Statements that bring a file of schema N to N + 1 while keeping its data (above all
+#: its vectors, which cost minutes to hours to recompute). An older file without a path
+#: to SCHEMA_VERSION is rebuilt from nothing (the next sync says so in one line).
+MIGRATIONS: dict[int, str] = {
+    # 2: orphan vectors carry the time they lost their last chunk; symbol_names is kept
+    # in step with symbols per transaction (version 1 could lag after a killed run).
+    1: """
+    ALTER TABLE embeddings ADD COLUMN orphaned_at REAL;
+    INSERT OR IGNORE INTO symbol_names(name) SELECT DISTINCT norm FROM symbols;
+    DELETE FROM symbol_names WHERE NOT EXISTS
+        (SELECT 1 FROM symbols WHERE symbols.norm = symbol_names.name);
+    """,
+}
 #: ``PRAGMA application_id`` of scrydb files ("SCRY"): tells our files from others.
 APPLICATION_ID = 0x53435259
 #: Milliseconds a statement waits for another connection's lock before failing.
 BUSY_TIMEOUT_MS = 30_000
+#: The WAL file is cut back to this size after a checkpoint (a first index of a large
+#: repository would otherwise leave a WAL file as large as everything it wrote).
+WAL_SIZE_LIMIT = 64 * 1024 * 1024
+#: Seconds between two tries of a busy writer lock when waiting with a timeout.
+LOCK_POLL_S = 0.05
 
 VEC_TABLES_SQL = """
 CREATE VIRTUAL TABLE IF NOT EXISTS vec_float USING vec0(embedding float[{dim}] distance_metric=cosine);
 CREATE VIRTUAL TABLE IF NOT EXISTS vec_bit USING vec0(embedding bit[{dim}]);
 """
+
+
+def scrydb_version() -> str:
+    """The installed scrydb's version (written into the index; named when it is refused)."""
+    try:
+        return importlib.metadata.version("scrydb")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - a source checkout
+        return "unknown"
 
 
 def schema_sql() -> str:
@@ -51,6 +78,10 @@ class Store:
         self.path = Path(path)
         self.readonly = readonly
         self._lock_fd: int | None = None
+        #: Set when opening found an older schema: migrated keeping the data, or rebuilt
+        #: from nothing. The next sync reports it (one warning line for a rebuild).
+        self.migrated_from: int | None = None
+        self.rebuilt_from: int | None = None
         exists = self.path.exists() and self.path.stat().st_size > 0
         if not exists and readonly:
             raise IndexError_(f"no index at {self.path} (run `scry index` first)")
@@ -102,14 +133,12 @@ class Store:
                     f"{self.path} is an SQLite file but not a scrydb index; pass another --db"
                 )
             if version > SCHEMA_VERSION:
-                raise IndexError_(
-                    f"index {self.path} was written by a newer scrydb (schema {version}, this scrydb "
-                    f"reads {SCHEMA_VERSION}); upgrade scrydb or rebuild with `scry index --full`"
-                )
+                raise IndexError_(self._newer_message(version))
         if self.readonly:
             if version < SCHEMA_VERSION:
                 raise IndexError_(
-                    f"index {self.path} has an old schema ({version}); run `scry index`"
+                    f"index {self.path} has an old schema ({version}, this scrydb writes "
+                    f"{SCHEMA_VERSION}); run `scry index` to upgrade it"
                 )
             return
         mode = self.scalar("PRAGMA journal_mode=WAL")
@@ -117,16 +146,42 @@ class Store:
             raise ScryError(f"cannot use WAL mode for {self.path} (journal mode {mode})")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
         if version == SCHEMA_VERSION:
             return
         with self.transaction():
+            # Read again under the write lock: another process may have just done this.
+            version = self.scalar("PRAGMA user_version")
+            if version == SCHEMA_VERSION:
+                return
+            if version > SCHEMA_VERSION:
+                raise IndexError_(self._newer_message(version))
             if 0 < version < SCHEMA_VERSION:
-                self._drop_all()
+                if all(v in MIGRATIONS for v in range(version, SCHEMA_VERSION)):
+                    for v in range(version, SCHEMA_VERSION):
+                        conn.execute(MIGRATIONS[v])
+                    self.migrated_from = version
+                else:
+                    self._drop_all()
+                    self.rebuilt_from = version
             conn.execute(schema_sql())
             conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
             conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             self.set_meta("schema", str(SCHEMA_VERSION))
-            self.set_meta("created_at", str(time.time()))
+            if version == 0:
+                self.set_meta("created_at", str(time.time()))
+
+    def _newer_message(self, version: int) -> str:
+        try:
+            writer = self.meta("scrydb_version")
+        except apsw.Error:
+            writer = None
+        theirs = f"scrydb {writer}, schema {version}" if writer else f"schema {version}"
+        return (
+            f"index {self.path} was written by a newer scrydb ({theirs}); this is scrydb "
+            f"{scrydb_version()} (schema {SCHEMA_VERSION}): upgrade scrydb, or delete the "
+            "file (or pass another --db) to rebuild it"
+        )
 
     def _drop_all(self) -> None:
         names = [
@@ -221,15 +276,19 @@ class Store:
 
     # -- the writer lock -------------------------------------------------------------
 
-    def writer_lock(self, wait: bool = True, on_wait: Any = None) -> None:
+    def writer_lock(
+        self, wait: bool | float = True, on_wait: Callable[[], None] | None = None
+    ) -> None:
         """Take the advisory writer lock (``<db>.lock``) for a whole sync.
 
-        With ``wait`` the call blocks (calling ``on_wait()`` once first) until the other
-        writer is done; without it a held lock raises :class:`LockedError`.
+        ``wait=True`` blocks (calling ``on_wait()`` once first) until the other writer is
+        done; a number waits at most that many seconds; ``False`` does not wait. A lock
+        that could not be taken raises :class:`LockedError`. The kernel releases the lock
+        when its process dies, however it dies.
         """
         if self._lock_fd is not None:
             return
-        lock_path = str(self.path) + ".lock"
+        lock_path = self.lock_path
         try:
             fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as e:
@@ -240,15 +299,48 @@ class Store:
             if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
                 os.close(fd)
                 raise
-            if not wait:
+            if wait is False:
                 os.close(fd)
                 raise LockedError(
                     f"another scry process is indexing {self.path}; try again when it is done"
                 ) from None
             if on_wait is not None:
                 on_wait()
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                if wait is True:
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+                elif not _flock_within(fd, float(wait)):
+                    raise LockedError(
+                        f"another scry process has been indexing {self.path} for over "
+                        f"{float(wait):.0f}s; try again when it is done"
+                    )
+            except BaseException:
+                os.close(fd)
+                raise
         self._lock_fd = fd
+
+    @property
+    def lock_path(self) -> str:
+        """The writer lock file next to the index."""
+        return str(self.path) + ".lock"
+
+    def writer_active(self) -> bool:
+        """Whether some process (this one included) holds the writer lock right now."""
+        if self._lock_fd is not None:
+            return True
+        try:
+            fd = os.open(self.lock_path, os.O_RDONLY)
+        except OSError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        else:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return False
+        finally:
+            os.close(fd)
 
     def release_writer_lock(self) -> None:
         """Release the writer lock if this store holds it."""
@@ -257,3 +349,18 @@ class Store:
                 fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
                 os.close(self._lock_fd)
             self._lock_fd = None
+
+
+def _flock_within(fd: int, seconds: float) -> bool:
+    """Take an exclusive flock on ``fd`` within ``seconds`` (polling); False if it stayed busy."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except OSError as e:
+            if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+                raise
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(LOCK_POLL_S)

@@ -1,0 +1,284 @@
+"""The watcher: debounced syncs on real file events (watchdog), saves, atomic renames,
+bursts, deleted and re-created directories, ignore rules, and ``scry watch`` itself."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from synth_repo import FakeEmbedder, module_path, write_synth
+
+import scrydb
+from scrydb.sync import SyncReport
+from scrydb.watch import ChangeWatcher, Watcher
+
+#: A saved edit must be searchable within this many seconds (the issue's bar).
+EDIT_VISIBLE_S = 2.0
+
+
+def wait_for(cond: Callable[[], bool], timeout: float) -> float | None:
+    """Seconds until ``cond()`` held, or None if it never did within ``timeout``."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if cond():
+            return time.monotonic() - t0
+        time.sleep(0.02)
+    return None
+
+
+class Running:
+    """A started Watcher over a repo, with its reports, and a reader index."""
+
+    def __init__(self, repo: Path, db: Path, embed: bool = False, **kw: object) -> None:
+        self.reports: list[SyncReport] = []
+        self.errors: list[BaseException] = []
+        self.fake = FakeEmbedder()
+        self.watcher = Watcher(
+            lambda: scrydb.open(repo, db=db, embedder=self.fake),
+            on_sync=self.reports.append,
+            on_error=self.errors.append,
+            embed=embed,
+            **kw,  # type: ignore[arg-type]
+        )
+        self.watcher.start()
+        assert self.watcher.wait_idle(30)
+        self.reader = scrydb.open(repo, db=db, embedder=self.fake)
+
+    def finds(self, text: str) -> bool:
+        return bool(self.reader.locate(text))
+
+    def close(self) -> None:
+        self.watcher.stop()
+        self.reader.close()
+        assert not self.errors, self.errors
+
+
+@pytest.fixture
+def running(tmp_path: Path) -> Iterator[Running]:
+    repo = write_synth(tmp_path / "w", 100)
+    r = Running(repo, tmp_path / "w.db")
+    yield r
+    r.close()
+
+
+def test_saved_edit_is_searchable_within_two_seconds(running: Running) -> None:
+    repo = running.watcher.index.root  # type: ignore[union-attr]
+    assert len(running.reports) == 1 and running.reports[0].files_added == 100
+    p = repo / module_path(5)
+    p.write_text(p.read_text() + "\n\ndef zebra_unicorn_saved():\n    return 1\n")
+    took = wait_for(lambda: running.finds("zebra_unicorn_saved"), EDIT_VISIBLE_S)
+    assert took is not None, "edit not searchable within 2 s"
+    print(f"edit searchable after {took:.2f}s")
+    hits = running.reader.search("zebra_unicorn_saved", mode="lexical")
+    assert hits[0].path == module_path(5)
+
+
+def test_atomic_rename_save_is_seen(running: Running) -> None:
+    repo = running.watcher.index.root  # type: ignore[union-attr]
+    p = repo / module_path(7)
+    tmp = p.with_name(f".{p.name}.tmp{os.getpid()}")
+    tmp.write_text(p.read_text().replace("def handle_21(", "def renamed_by_editor_save("))
+    os.replace(tmp, p)  # what vim, VS Code, JetBrains and most tools do
+    took = wait_for(lambda: running.finds("renamed_by_editor_save"), EDIT_VISIBLE_S)
+    assert took is not None
+    assert running.watcher.wait_idle(10)
+    assert not running.finds("def handle_21(")
+    paths = {r[0] for r in running.reader.store.rows("SELECT path FROM files")}
+    assert not any(".tmp" in q for q in paths)
+
+
+def test_burst_of_a_thousand_changes_is_coalesced(tmp_path: Path) -> None:
+    repo = write_synth(tmp_path / "b", 1000, funcs=1)
+    r = Running(repo, tmp_path / "b.db")
+    try:
+        before = len(r.reports)
+        t0 = time.monotonic()
+        for i in range(1000):  # what a branch switch does to the working tree
+            p = repo / module_path(i)
+            p.write_text(p.read_text().replace("return total - 0", f"return total - {i + 1}"))
+        written = time.monotonic() - t0
+        assert r.watcher.wait_idle(60)
+        syncs = len(r.reports) - before
+        print(f"burst: {syncs} sync(s) for 1000 changes written in {written:.2f}s")
+        # One sync after the burst (two if writing it took longer than MAX_DELAY_S).
+        assert 1 <= syncs <= 1 + int(written // 5.0) + 1, (syncs, written)
+        assert sum(rep.files_changed for rep in r.reports[before:]) == 1000
+        assert r.finds("return total - 1000")
+    finally:
+        r.close()
+
+
+def test_directory_deleted_and_recreated(running: Running) -> None:
+    repo = running.watcher.index.root  # type: ignore[union-attr]
+    d = repo / "core" / "sub0"
+    gone = sorted(p.relative_to(repo).as_posix() for p in d.glob("*.py"))
+    shutil.rmtree(d)
+    took = wait_for(
+        lambda: not running.reader.store.rows("SELECT 1 FROM files WHERE path LIKE 'core/sub0/%'"),
+        EDIT_VISIBLE_S,
+    )
+    assert took is not None and gone
+    d.mkdir()
+    (d / "reborn.py").write_text("def phoenix_rises():\n    return 'again'\n")
+    (d / "nested").mkdir()
+    (d / "nested" / "deep.py").write_text("def deep_phoenix():\n    return 1\n")
+    took = wait_for(
+        lambda: running.finds("phoenix_rises") and running.finds("deep_phoenix"),
+        EDIT_VISIBLE_S,
+    )
+    assert took is not None
+
+
+def test_own_files_reads_and_ignored_paths_trigger_nothing(tmp_path: Path) -> None:
+    repo = write_synth(tmp_path / "o", 20)
+    (repo / "node_modules" / "x").mkdir(parents=True)
+    (repo / "out").mkdir()  # ignored by the synth repo's .gitignore
+    db = repo / "index.scry"  # the index inside the tree, as --db allows
+    r = Running(repo, db)
+    try:
+        assert r.watcher.changes is not None
+        time.sleep(1.5)  # the first sync's own reads and writes must not cause a second
+        assert r.watcher.syncs == 1 and r.watcher.changes.events == 0
+        for i in range(20):
+            (repo / "node_modules" / "x" / f"f{i}.js").write_text("x")
+            (repo / "out" / f"o{i}.py").write_text("x = 1\n")
+            (repo / f"debug{i}.log").write_text("log")
+        (repo / module_path(1)).read_text()  # reading is not a change
+        time.sleep(1.5)
+        assert r.watcher.syncs == 1 and r.watcher.changes.events == 0
+        paths = {p for (p,) in r.reader.store.rows("SELECT path FROM files")}
+        assert not any(p.startswith("index.scry") for p in paths)
+        # An ignore-rule change counts: un-ignoring out/ indexes it.
+        (repo / ".gitignore").write_text("*.log\n")
+        assert wait_for(lambda: r.finds("x = 1"), EDIT_VISIBLE_S) is not None
+    finally:
+        r.close()
+
+
+def test_watcher_embeds_after_the_lexical_pass(tmp_path: Path) -> None:
+    repo = write_synth(tmp_path / "e", 10)
+    r = Running(repo, tmp_path / "e.db", embed=True)
+    try:
+        assert r.reports[0].pending == 0 and r.reports[0].texts_embedded == 30
+        p = repo / module_path(3)
+        p.write_text(p.read_text().replace("total = 9 + 0", "total = 9 + 5"))
+        assert r.watcher.wait_idle(10)
+        assert wait_for(lambda: r.finds("total = 9 + 5"), EDIT_VISIBLE_S) is not None
+        assert r.reports[-1].texts_embedded == 1 and r.reports[-1].pending == 0
+        hits = r.reader.search("handle_9")
+        assert "dense" in hits.legs
+    finally:
+        r.close()
+
+
+def test_watcher_waits_for_another_writer(tmp_path: Path) -> None:
+    repo = write_synth(tmp_path / "l", 5)
+    db = tmp_path / "l.db"
+    warnings: list[str] = []
+    holder = scrydb.open(repo, db=db)
+    holder.store.writer_lock()
+    w = Watcher(lambda: scrydb.open(repo, db=db), embed=False, warn=warnings.append)
+    try:
+        w.start()
+        assert wait_for(lambda: bool(warnings), 5) is not None
+        assert "another scry process is indexing" in warnings[0] and w.syncs == 0
+        holder.store.release_writer_lock()
+        assert wait_for(lambda: w.syncs == 1, 5) is not None
+    finally:
+        w.stop()
+        holder.close()
+
+
+def test_change_watcher_debounces_and_stops(tmp_path: Path) -> None:
+    """The event source alone (what the MCP server's loop can use)."""
+    repo = write_synth(tmp_path / "c", 3)
+    cw = ChangeWatcher(repo, ignore=[tmp_path / "x.db"], debounce=0.3)
+    cw.start()
+    stop = threading.Event()
+    try:
+        assert cw.kind and not cw.wait(stop, timeout=0.5)
+        t0 = time.monotonic()
+        for i in range(5):
+            (repo / f"n{i}.py").write_text(f"x = {i}\n")
+            time.sleep(0.1)
+        assert cw.wait(stop, timeout=5)
+        assert time.monotonic() - t0 >= 0.3 + 0.4  # quiet for the debounce after the last
+        assert not cw.wait(stop, timeout=0.6)  # one signal for the whole burst
+        (repo / ".git").mkdir()
+        (repo / ".git" / "index.lock").write_text("")
+        (repo / "n9.py").write_text("x = 9\n")
+        assert not cw.wait(stop, timeout=1.0)  # git is busy: wait for it
+        (repo / ".git" / "index.lock").unlink()
+        assert cw.wait(stop, timeout=2)
+        threading.Timer(0.2, stop.set).start()
+        assert not cw.wait(stop)
+    finally:
+        cw.stop()
+
+
+@pytest.mark.slow
+def test_scry_watch_command(tmp_path: Path) -> None:
+    repo = write_synth(tmp_path / "cli", 10)
+    env = dict(os.environ, SCRY_CACHE_DIR=str(tmp_path / "cache"), PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scrydb.cli", "watch", str(repo), "--no-embed"],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    lines: list[str] = []
+    reader = threading.Thread(
+        target=lambda: lines.extend(iter(proc.stderr.readline, "")),  # type: ignore[union-attr]
+        daemon=True,
+    )
+    reader.start()
+    try:
+        assert wait_for(lambda: any("10 new" in ln for ln in lines), 30), lines
+        assert any("watching" in ln for ln in lines)
+        (repo / "new_file.py").write_text("def watched_cli_edit():\n    return 2\n")
+        assert wait_for(lambda: any("1 new" in ln for ln in lines), 5), lines
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(10) == 0
+        reader.join(5)
+        assert "stopped" in lines[-1] and not any("Traceback" in ln for ln in lines)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    from conftest import run_scry
+
+    r = run_scry("watch", "--help")
+    assert r.returncode == 0 and "Example:" in r.stdout
+
+
+def test_falls_back_to_polling_when_inotify_is_exhausted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    import watchdog.observers
+
+    from scrydb import watch
+
+    class Exhausted(watchdog.observers.Observer):  # type: ignore[misc, valid-type]
+        def schedule(self, *a: object, **kw: object) -> object:
+            raise OSError(errno.ENOSPC, "inotify watch limit reached")
+
+    monkeypatch.setattr(watchdog.observers, "Observer", Exhausted)
+    monkeypatch.setattr(watch, "POLL_S", 0.2)
+    repo = write_synth(tmp_path / "p", 5)
+    r = Running(repo, tmp_path / "p.db")
+    try:
+        assert r.watcher.changes is not None and r.watcher.changes.kind.startswith("polling")
+        (repo / "polled.py").write_text("def seen_by_polling():\n    return 1\n")
+        assert wait_for(lambda: r.finds("seen_by_polling"), 3 * EDIT_VISIBLE_S) is not None
+    finally:
+        r.close()
