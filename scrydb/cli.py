@@ -787,8 +787,8 @@ def main(argv: list[str] | None = None) -> None:
     except ScryError as e:
         click.echo(f"scry: error: {e}", err=True)
         sys.exit(e.exit_code)
-    except click.exceptions.Abort:
-        click.echo("scry: aborted", err=True)
+    except click.exceptions.Abort:  # click's form of Ctrl-C (and of a declined prompt)
+        click.echo("scry: interrupted (the index keeps everything committed so far)", err=True)
         sys.exit(130)
     except click.ClickException as e:
         e.show()

@@ -119,7 +119,11 @@ def load_set(path: str | Path) -> GoldenSet:
             targets = [Target.parse(e) for e in exp]
         except ValueError as e:
             raise ScryError(f"{p}: case {i} ({q!r}): {e}") from None
-        extra = {k: v for k, v in c.items() if k not in ("query", "expect", "kind", "path_prefix", "lang")}
+        extra = {
+            k: v
+            for k, v in c.items()
+            if k not in ("query", "expect", "kind", "path_prefix", "lang")
+        }
         cases.append(
             Case(
                 i,
@@ -233,7 +237,7 @@ class Evaluator:
         """The corpus directory of a set (``--repo`` wins over ``[meta] corpus``)."""
         root = self.repo or gs.corpus
         if root is None:
-            raise ScryError(f"{gs.file}: no corpus: add [meta] corpus = \"DIR\" or pass --repo DIR")
+            raise ScryError(f'{gs.file}: no corpus: add [meta] corpus = "DIR" or pass --repo DIR')
         if not root.is_dir():
             raise ScryError(f"{gs.file}: corpus {root} does not exist (run evals/fetch.sh?)")
         return root
@@ -242,7 +246,12 @@ class Evaluator:
         """Evaluate every set; the JSON-ready report."""
         import scrydb
 
-        report: dict[str, Any] = {"k": self.k, "runs": self.runs, "sets": {}, "created": time.time()}
+        report: dict[str, Any] = {
+            "k": self.k,
+            "runs": self.runs,
+            "sets": {},
+            "created": time.time(),
+        }
         all_results: dict[str, list[CaseResult]] = {leg: [] for leg in self.legs}
         for gs in sets:
             root = self.corpus_of(gs)
@@ -272,7 +281,12 @@ class Evaluator:
                 for leg in self.legs:
                     per_run: list[list[CaseResult]] = []
                     for _ in range(self.runs):
-                        per_run.append([self._run_case(ix, c, leg, grep if leg == "fused" else None) for c in gs.cases])
+                        per_run.append(
+                            [
+                                self._run_case(ix, c, leg, grep if leg == "fused" else None)
+                                for c in gs.cases
+                            ]
+                        )
                     results = per_run[0]
                     for other in per_run[1:]:  # latency: the median over runs per case
                         for r, o in zip(results, other, strict=True):
@@ -287,7 +301,10 @@ class Evaluator:
                         leg_rep["tokens"] = _token_summary(results)
                     set_report["legs"][leg] = leg_rep
                 report["sets"][gs.name] = set_report
-        report["overall"] = {leg: summarise(rs, self.k) | {"by_kind": _by_kind(rs, self.k)} for leg, rs in all_results.items()}
+        report["overall"] = {
+            leg: summarise(rs, self.k) | {"by_kind": _by_kind(rs, self.k)}
+            for leg, rs in all_results.items()
+        }
         return report
 
     def _run_case(self, ix: Any, case: Case, leg: str, grep: Any) -> CaseResult:
@@ -297,10 +314,16 @@ class Evaluator:
         ranked = [(h.path, h.start_line, h.end_line) for h in hits]
         first, ndcg = score_case(case, ranked, self.k)
         res = CaseResult(case, first, ndcg, dt)
-        res.top = [f"{h.path}:{h.start_line}-{h.end_line} {h.symbol or ''}".rstrip() for h in hits[:3]]
+        res.top = [
+            f"{h.path}:{h.start_line}-{h.end_line} {h.symbol or ''}".rstrip() for h in hits[:3]
+        ]
         if first is None:
-            deep = ix.search(case.query, k=MISS_DEPTH, lang=case.lang, path=case.path_prefix, mode=leg)
-            res.deep_rank, _ = score_case(case, [(h.path, h.start_line, h.end_line) for h in deep], MISS_DEPTH)
+            deep = ix.search(
+                case.query, k=MISS_DEPTH, lang=case.lang, path=case.path_prefix, mode=leg
+            )
+            res.deep_rank, _ = score_case(
+                case, [(h.path, h.start_line, h.end_line) for h in deep], MISS_DEPTH
+            )
         if grep is not None:
             from scrydb.tokencount import scry_tokens_until
 
@@ -314,7 +337,9 @@ class Evaluator:
         for c in gs.cases:
             for t in c.targets:
                 if t.path not in indexed:
-                    where = "not in the corpus" if not (ix.root / t.path).exists() else "not indexed"
+                    where = (
+                        "not in the corpus" if not (ix.root / t.path).exists() else "not indexed"
+                    )
                     warnings.append(f"case {c.number} ({c.query!r}): target {t.path} {where}")
         return warnings
 
@@ -389,7 +414,12 @@ def render(report: dict[str, Any], compare: dict[str, Any] | None = None, misses
         for c in cols:
             v = s.get(c)
             cell = "-" if v is None else (f"{v:.1f}" if c.endswith("_ms") else f"{v:.3f}")
-            if prev is not None and v is not None and prev.get(c) is not None and not c.endswith("_ms"):
+            if (
+                prev is not None
+                and v is not None
+                and prev.get(c) is not None
+                and not c.endswith("_ms")
+            ):
                 d = v - prev[c]
                 cell = f"{cell}{'+' if d >= 0 else ''}{d:.3f}" if abs(d) >= 0.0005 else cell
             cells.append(f"{cell:>9}")
@@ -409,7 +439,11 @@ def render(report: dict[str, Any], compare: dict[str, Any] | None = None, misses
     out.append("by kind (fused):")
     fused = report["overall"].get("fused", {})
     for kind, s in fused.get("by_kind", {}).items():
-        prev = compare.get("overall", {}).get("fused", {}).get("by_kind", {}).get(kind) if compare else None
+        prev = (
+            compare.get("overall", {}).get("fused", {}).get("by_kind", {}).get(kind)
+            if compare
+            else None
+        )
         out.append(row(kind, "", s, prev))
     if misses:
         out.append("")
@@ -420,7 +454,9 @@ def render(report: dict[str, Any], compare: dict[str, Any] | None = None, misses
                 continue
             for c in [c for c in lr["cases"] if c["rank"] is None][:misses]:
                 deep = f"rank {c['deep_rank']}" if c.get("deep_rank") else f">{MISS_DEPTH}"
-                out.append(f"  {name}#{c['case']} [{c['kind']}] {c['query']!r}: {deep}; want {', '.join(c['expect'][:2])}")
+                out.append(
+                    f"  {name}#{c['case']} [{c['kind']}] {c['query']!r}: {deep}; want {', '.join(c['expect'][:2])}"
+                )
                 for t in c["top"]:
                     out.append(f"      got {t}")
     for name, sr in report["sets"].items():
@@ -471,7 +507,9 @@ def check_floor(report: dict[str, Any], baseline: dict[str, Any], tolerance: flo
             continue
         want = base.get(f"mrr@{k}") if isinstance(base, dict) else base
         if want is not None and cur[f"mrr@{k}"] < want - tolerance:
-            failures.append(f"{name}: MRR@{k} {cur[f'mrr@{k}']:.3f} < baseline {want:.3f} - {tolerance}")
+            failures.append(
+                f"{name}: MRR@{k} {cur[f'mrr@{k}']:.3f} < baseline {want:.3f} - {tolerance}"
+            )
     return failures
 
 

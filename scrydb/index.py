@@ -533,9 +533,9 @@ class Index:
         candidates = sorted(tracked - indexed - skipped - self.own_files())
         if not candidates:
             return {}
-        from scrydb.walk import NOISE_DIRS, _name_reason, _Rules
+        from scrydb.walk import NOISE_DIRS, IgnoreRules, name_reason
 
-        rules = _Rules(self.root, self.config.index)
+        rules = IgnoreRules(self.root, self.config.index)
         loaded: set[str] = set()
 
         def load(d: str) -> None:
@@ -565,7 +565,7 @@ class Index:
             ):
                 missing[p] = "noise-dir"
                 continue
-            reason = _name_reason(p, parts[-1], size, self.config.index)
+            reason = name_reason(p, parts[-1], size, self.config.index)
             if reason is None:
                 load("")
                 for i in range(1, len(parts)):

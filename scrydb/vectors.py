@@ -27,6 +27,8 @@ class VectorIndex:
         self.matrix = np.zeros((0, 0), dtype=np.float32)
         self.bits = np.zeros((0, 0), dtype=np.uint8)
         self.epoch: str | None = None
+        self.live: np.ndarray | None = None  #: rows that some chunk uses (None = all)
+        self._live_epoch: tuple[str | None, str | None] | None = None
         self.dim = 0
         self._lock = threading.Lock()
 
@@ -35,6 +37,29 @@ class VectorIndex:
 
     def refresh(self, store: Store) -> None:
         """Bring the matrix up to date with the store (cheap when nothing changed)."""
+        self._refresh_vectors(store)
+        self._refresh_live(store)
+
+    def _refresh_live(self, store: Store) -> None:
+        """Mask out vectors no chunk uses (kept for reuse after a branch switch): they must
+        neither take places in the candidate pool nor shift the dense ranks."""
+        key = (store.meta("vec_epoch", "0"), store.meta("lex_epoch", "0"))
+        if key == self._live_epoch:
+            return
+        used = np.fromiter(
+            (
+                r[0]
+                for r in store.conn.execute(
+                    "SELECT DISTINCT emb_id FROM chunks WHERE emb_id IS NOT NULL"
+                )
+            ),
+            dtype=np.int64,
+        )
+        mask = np.isin(self.ids, used)
+        self.live = None if mask.all() else mask
+        self._live_epoch = key
+
+    def _refresh_vectors(self, store: Store) -> None:
         epoch = store.meta("vec_epoch", "0")
         if epoch == self.epoch:
             return
@@ -98,6 +123,8 @@ class VectorIndex:
         if n == 0 or k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         q = np.asarray(query, dtype=np.float32).reshape(-1)
+        if self.live is not None and len(self.live) == n:
+            allowed = self.live if allowed is None else (allowed & self.live)
         rows = np.flatnonzero(allowed) if allowed is not None else None
         count = n if rows is None else len(rows)
         if count == 0:

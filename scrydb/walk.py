@@ -99,8 +99,17 @@ LOCK_FILES = frozenset(
 #: VCS and tool metadata: ignore lists and attributes are never the answer.
 META_FILES = frozenset(
     {
-        ".gitignore", ".gitattributes", ".gitmodules", ".gitkeep", ".scryignore", ".dockerignore",
-        ".npmignore", ".prettierignore", ".eslintignore", ".keep", ".DS_Store",
+        ".gitignore",
+        ".gitattributes",
+        ".gitmodules",
+        ".gitkeep",
+        ".scryignore",
+        ".dockerignore",
+        ".npmignore",
+        ".prettierignore",
+        ".eslintignore",
+        ".keep",
+        ".DS_Store",
     }
 )
 
@@ -177,7 +186,7 @@ class WalkResult:
     skipped: Counter[str] = field(default_factory=Counter)
 
 
-class _Rules:
+class IgnoreRules:
     """Ignore specs stacked by directory: the deepest decisive match wins."""
 
     def __init__(self, root: Path, cfg: IndexConfig) -> None:
@@ -233,7 +242,7 @@ def walk(root: str | os.PathLike[str], cfg: IndexConfig | None = None) -> WalkRe
     """List the indexable files under ``root`` by name and stat (no file is read)."""
     cfg = cfg or IndexConfig()
     root_path = Path(root)
-    rules = _Rules(root_path, cfg)
+    rules = IgnoreRules(root_path, cfg)
     result = WalkResult()
     stack: list[str] = [""]
     while stack:
@@ -272,7 +281,7 @@ def walk(root: str | os.PathLike[str], cfg: IndexConfig | None = None) -> WalkRe
             if not stat.S_ISREG(st.st_mode):
                 result.skipped["special"] += 1
                 continue
-            reason = _name_reason(rel, name, st.st_size, cfg)
+            reason = name_reason(rel, name, st.st_size, cfg)
             if reason is None and rules.ignored(rel, False):
                 reason = "ignored"
             if reason is not None:
@@ -283,7 +292,7 @@ def walk(root: str | os.PathLike[str], cfg: IndexConfig | None = None) -> WalkRe
     return result
 
 
-def _name_reason(rel: str, name: str, size: int, cfg: IndexConfig) -> str | None:
+def name_reason(rel: str, name: str, size: int, cfg: IndexConfig) -> str | None:
     """Why a file is skipped, judged by its name and size alone (None = keep)."""
     if name in LOCK_FILES:
         return "lock-file"

@@ -36,7 +36,7 @@ from scrydb.config import CONFIG_NAME, IndexConfig
 from scrydb.errors import LockedError
 from scrydb.index import Index
 from scrydb.sync import SyncReport
-from scrydb.walk import NOISE_DIRS, _Rules
+from scrydb.walk import NOISE_DIRS, IgnoreRules
 
 #: Quiet time after the last relevant event before a sync starts (DESIGN.md: ~500 ms).
 DEBOUNCE_S = 0.5
@@ -90,7 +90,7 @@ class ChangeWatcher:
         self._dirty = False
         self._first = 0.0
         self._last = 0.0
-        self._rules: _Rules | None = None
+        self._rules: IgnoreRules | None = None
         self._loaded: set[str] = set()
         self._observer: Any = None
 
@@ -252,7 +252,7 @@ class ChangeWatcher:
         """The walk's ignore rules, loaded lazily for the directories events touch."""
         try:
             if self._rules is None:
-                self._rules = _Rules(self.root, self.config)
+                self._rules = IgnoreRules(self.root, self.config)
             rules = self._rules
             for i in range(len(parts)):
                 d = "/".join(parts[:i])

@@ -12,13 +12,15 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from sample_repo import write_repo  # noqa: E402
+from sample_repo import write_repo
 
-import scrydb  # noqa: E402
+import scrydb
 
 
 @pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolated_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Every test gets its own index cache directory: nothing leaks between tests."""
     monkeypatch.setenv("SCRY_CACHE_DIR", str(tmp_path_factory.mktemp("scry-cache")))
     monkeypatch.delenv("SCRY_DB", raising=False)
@@ -49,7 +51,9 @@ def sample_index(indexed_sample: tuple[Path, Path]) -> Iterator[scrydb.Index]:
         yield ix
 
 
-def run_scry(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None, input: str | None = None) -> subprocess.CompletedProcess[str]:
+def run_scry(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, input: str | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run the real ``scry`` CLI as a subprocess."""
     full_env = dict(os.environ)
     if env:

@@ -297,7 +297,7 @@ pub fn parse_query(input: &str) -> Vec<Token> {
     out
 }
 """,
-    "tests/test_retry.py": '''from app.retry import RetryPolicy, compute_backoff
+    "tests/test_retry.py": """from app.retry import RetryPolicy, compute_backoff
 
 
 def test_backoff_is_capped():
@@ -308,7 +308,7 @@ def test_backoff_is_capped():
 def test_policy_gives_up():
     policy = RetryPolicy(attempts=2)
     assert not policy.should_retry(2, ConnectionError())
-''',
+""",
 }
 
 

@@ -132,7 +132,7 @@ class ModelServer:
     def _open(self) -> None:
         handler = type("Handler", (_Handler,), {"owner": self})
         httpd = _QuietServer(("127.0.0.1", self.port), handler)
-        httpd.daemon_threads = True
+        httpd.daemon_threads = False  # stop() waits for requests in flight
         self.port = int(httpd.server_address[1])
         self._httpd = httpd
         t = threading.Thread(
@@ -220,8 +220,11 @@ class _Handler(BaseHTTPRequestHandler):
                 self.owner.inflight -= 1
 
     def _answer(self, srv: ModelServer, b: Behaviour, route: str, body: Any, nth: int) -> int:
-        if b.delay:
-            time.sleep(b.delay)
+        if b.delay and srv._stopped.wait(b.delay):
+            # Stopped while "thinking": answer nothing, and above all run no model code in
+            # a thread the interpreter may be tearing down (torch aborts the process then).
+            self._send(503, {"error": {"message": "server stopped"}})
+            return 503
         if time.monotonic() - srv.started_at < b.loading_for:
             self._send(503, {"error": {"message": "Loading model", "type": "unavailable_error"}})
             return 503

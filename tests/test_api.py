@@ -67,7 +67,16 @@ def test_read_serves_only_indexed_files(sample_repo: Path, tmp_path: Path) -> No
         assert r.start_line == 6 and r.end_line == 8
         whole = ix.read("./app/config.py")
         assert whole.start_line == 1 and "def load_config" in whole.text
-        bad = ["../outside.py", "/etc/passwd", "app/../../outside.py", "app/%2e%2e/x", "app\\config.py", "app/config.py\x00", "", "~/x"]
+        bad = [
+            "../outside.py",
+            "/etc/passwd",
+            "app/../../outside.py",
+            "app/%2e%2e/x",
+            "app\\config.py",
+            "app/config.py\x00",
+            "",
+            "~/x",
+        ]
         for p in bad:
             with pytest.raises(ScryError):
                 ix.read(p)

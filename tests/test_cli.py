@@ -11,8 +11,18 @@ from conftest import run_scry
 pytestmark = pytest.mark.slow
 
 HIT_KEYS = {
-    "path", "start_line", "end_line", "lang", "kind", "symbol", "score", "snippet", "anchor_line",
-    "snippet_start", "truncated", "chunk_id",
+    "path",
+    "start_line",
+    "end_line",
+    "lang",
+    "kind",
+    "symbol",
+    "score",
+    "snippet",
+    "anchor_line",
+    "snippet_start",
+    "truncated",
+    "chunk_id",
 }
 
 
@@ -39,7 +49,11 @@ def test_search_json_schema(cli_repo: tuple[Path, dict[str, str]]) -> None:
     assert data["shape"] == "identifier" and len(data["hits"]) <= 3
     hit = data["hits"][0]
     assert set(hit) == HIT_KEYS
-    assert hit["path"] == "app/users.py" and hit["kind"] == "class" and hit["symbol"] == "UserRepository"
+    assert (
+        hit["path"] == "app/users.py"
+        and hit["kind"] == "class"
+        and hit["symbol"] == "UserRepository"
+    )
     assert isinstance(hit["start_line"], int) and isinstance(hit["truncated"], bool)
 
 
@@ -98,7 +112,9 @@ def test_errors_are_one_line_exit_2(cli_repo: tuple[Path, dict[str, str]], tmp_p
     assert r.returncode == 2 and "Traceback" not in r.stderr
 
 
-def test_bad_db_file_is_refused_and_kept(cli_repo: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+def test_bad_db_file_is_refused_and_kept(
+    cli_repo: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
     repo, env = cli_repo
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"\x00garbage" * 512)
@@ -119,7 +135,10 @@ def test_status_read_locate_related(cli_repo: tuple[Path, dict[str, str]]) -> No
 
     rd = run_scry("read", "app/config.py:10-12", cwd=repo, env=env)
     assert rd.returncode == 0
-    assert rd.stdout.splitlines()[0].split(None, 1) == ["10", 'def load_config(path: str = "shop.toml") -> dict:']
+    assert rd.stdout.splitlines()[0].split(None, 1) == [
+        "10",
+        'def load_config(path: str = "shop.toml") -> dict:',
+    ]
 
     loc = run_scry("locate", "DEFAULT_TIMEOUT", "--json", cwd=repo, env=env)
     matches = json.loads(loc.stdout)["matches"]
@@ -129,13 +148,15 @@ def test_status_read_locate_related(cli_repo: tuple[Path, dict[str, str]]) -> No
     rel = run_scry("related", "app/users.py:20", "--json", "-n", "3", cwd=repo, env=env)
     assert rel.returncode == 0, rel.stderr
     hits = json.loads(rel.stdout)["hits"]
-    assert hits and all(not (h["path"] == "app/users.py" and h["start_line"] <= 20 <= h["end_line"]) for h in hits)
+    assert hits and all(
+        not (h["path"] == "app/users.py" and h["start_line"] <= 20 <= h["end_line"]) for h in hits
+    )
 
 
 def test_search_syncs_edits_first(cli_repo: tuple[Path, dict[str, str]]) -> None:
     repo, env = cli_repo
     (repo / "app" / "invoice.py").write_text(
-        "def render_invoice_pdf(order):\n    \"\"\"Lay out the invoice as a PDF page.\"\"\"\n    pages = []\n    pages.append(order)\n    return pages\n"
+        'def render_invoice_pdf(order):\n    """Lay out the invoice as a PDF page."""\n    pages = []\n    pages.append(order)\n    return pages\n'
     )
     r = run_scry("search", "render_invoice_pdf", "--json", cwd=repo, env=env)
     assert r.returncode == 0, r.stderr

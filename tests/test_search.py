@@ -29,7 +29,9 @@ def test_identifier_in_other_spellings(sample_index: scrydb.Index) -> None:
 
 def test_natural_language_question_top3(sample_index: scrydb.Index) -> None:
     hits = _top(sample_index, "how long do we wait before trying a failed call again", k=3)
-    assert any(h.path == "app/retry.py" and h.start_line <= 10 <= h.end_line for h in hits), [h.location for h in hits]
+    assert any(h.path == "app/retry.py" and h.start_line <= 10 <= h.end_line for h in hits), [
+        h.location for h in hits
+    ]
 
 
 def test_location_question_finds_entry_point(sample_index: scrydb.Index) -> None:
@@ -88,8 +90,21 @@ def test_empty_query_is_an_error(sample_index: scrydb.Index) -> None:
 @pytest.mark.parametrize(
     "q",
     [
-        '"', "*", "NEAR(a b)", "a AND", "-x", "^start", "symbol: foo", "'; DROP TABLE chunks; --",
-        "(((", "[a-z]+.*", "\x00\x01\x02", "Überprüfung der Nutzer", "用户 查询", "a" * 100_000, "OR OR OR",
+        '"',
+        "*",
+        "NEAR(a b)",
+        "a AND",
+        "-x",
+        "^start",
+        "symbol: foo",
+        "'; DROP TABLE chunks; --",
+        "(((",
+        "[a-z]+.*",
+        "\x00\x01\x02",
+        "Überprüfung der Nutzer",
+        "用户 查询",
+        "a" * 100_000,
+        "OR OR OR",
     ],
 )
 def test_hostile_queries_never_fail(sample_index: scrydb.Index, q: str) -> None:
@@ -101,5 +116,7 @@ def test_hostile_queries_never_fail(sample_index: scrydb.Index, q: str) -> None:
 def test_weak_results_suggest_identifiers(sample_index: scrydb.Index) -> None:
     res = sample_index.search("compute_backof", k=5)  # a typo
     assert res[0].path == "app/retry.py"  # fuzzy expansion finds it anyway
-    sugg = sample_index.engine.suggest(__import__("scrydb.search.query", fromlist=["analyse"]).analyse("RetryPolcy"))
+    sugg = sample_index.engine.suggest(
+        __import__("scrydb.search.query", fromlist=["analyse"]).analyse("RetryPolcy")
+    )
     assert "RetryPolicy" in sugg

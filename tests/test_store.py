@@ -25,7 +25,16 @@ def test_everything_lives_in_one_file(indexed_sample: tuple[Path, Path]) -> None
     repo, db = indexed_sample
     conn = _raw(db)
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-    assert {"files", "chunks", "symbols", "chunks_fts", "symbol_trigrams", "vec_float", "vec_bit", "meta"} <= names
+    assert {
+        "files",
+        "chunks",
+        "symbols",
+        "chunks_fts",
+        "symbol_trigrams",
+        "vec_float",
+        "vec_bit",
+        "meta",
+    } <= names
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
     n_chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
@@ -39,9 +48,13 @@ def test_everything_lives_in_one_file(indexed_sample: tuple[Path, Path]) -> None
     assert hits
     # KNN through sqlite-vec itself works on the stored vectors.
     vec = conn.execute("SELECT embedding FROM vec_float LIMIT 1").fetchone()[0]
-    knn = conn.execute("SELECT rowid, distance FROM vec_float WHERE embedding MATCH ? AND k = 3", (vec,)).fetchall()
+    knn = conn.execute(
+        "SELECT rowid, distance FROM vec_float WHERE embedding MATCH ? AND k = 3", (vec,)
+    ).fetchall()
     assert len(knn) == 3 and knn[0][1] == pytest.approx(0.0, abs=1e-5)
-    bits = conn.execute("SELECT rowid FROM vec_bit WHERE embedding MATCH vec_quantize_binary(?) AND k = 3", (vec,)).fetchall()
+    bits = conn.execute(
+        "SELECT rowid FROM vec_bit WHERE embedding MATCH vec_quantize_binary(?) AND k = 3", (vec,)
+    ).fetchall()
     assert bits[0][0] == knn[0][0]
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())

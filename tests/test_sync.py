@@ -214,11 +214,6 @@ def test_branch_switch_matches_a_fresh_index(tmp_path: Path) -> None:
     _branch_switch(tmp_path, ("lexical",))
 
 
-@pytest.mark.xfail(
-    reason="search/engine.py ranks the dense leg over kept orphan vectors too (they shift "
-    "the ranks of live chunks); fixed when _dense numbers ranks over live embeddings only",
-    strict=False,
-)
 def test_branch_switch_dense_ranks_match_a_fresh_index(tmp_path: Path) -> None:
     _branch_switch(tmp_path, ("dense", "fused"))
 

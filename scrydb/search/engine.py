@@ -35,6 +35,8 @@ MAX_QUERY_CHARS = 2000
 FUZZY_MIN = 5
 FUZZY_LONG = 9
 FUZZY_MAX = 3
+#: Fuzzy-match plain words of questions too (not only identifiers and keyword queries).
+FUZZY_PLAIN_WORDS = False
 #: Vote weight of a fuzzy (not exact) symbol match.
 FUZZY_VOTE = 0.5
 #: A result list is "weak" when no hit has a lexical match of any content word and the
@@ -160,10 +162,20 @@ class SearchEngine:
         }
         return res
 
-    def query_vector(self, text: str) -> np.ndarray:
-        """The query's vector: process cache, then the index's cache, then the model."""
+    def query_vector(self, text: str, res: Results | None = None) -> np.ndarray:
+        """The query's vector: process cache, then the index's cache, then the model.
+
+        For a search (``res`` given) whose shape ``[chat] hyde`` expands, the vector is
+        made from the chat model's hypothetical code (``scrydb.hyde``) and cached under a
+        key that says so; a failing chat model falls back to the plain vector (noted).
+        """
         emb = self.embedder()
-        key = hashlib.blake2b(f"{emb.id}\0{text}".encode(), digest_size=16).hexdigest()
+        tag = ""
+        if res is not None and self.config.chat.hyde != "off":
+            from scrydb import hyde
+
+            tag = hyde.cache_tag(self.config.chat, res.shape)
+        key = hashlib.blake2b(f"{emb.id}\0{tag}{text}".encode(), digest_size=16).hexdigest()
         with self._lock:
             if key in self._qcache:
                 self._qcache.move_to_end(key)
@@ -172,7 +184,11 @@ class SearchEngine:
         if blob is not None:
             vec = np.frombuffer(blob, dtype=np.float32).copy()
         else:
-            vec = emb.embed_query(text)
+            vec = hyde.hyde_vector(self, emb, text, res) if tag and res is not None else None
+            if tag and vec is None:
+                return self.query_vector(text)  # the chat model failed: plain query
+            if vec is None:
+                vec = emb.embed_query(text)
             self._persist_query_vector(key, vec)
         with self._lock:
             self._qcache[key] = vec
@@ -227,7 +243,7 @@ class SearchEngine:
         s = self.store
         if s.vec_dim() is None:
             if s.scalar("SELECT count(*) FROM chunks"):
-                res.notes.append("lexical only: no embeddings yet (run `scry index`)")
+                res.notes.append("lexical only: no embeddings yet (indexing adds them)")
             return False
         pending = s.scalar("SELECT count(*) FROM chunks WHERE emb_id IS NULL") or 0
         if pending:
@@ -236,14 +252,14 @@ class SearchEngine:
                 f"{pending} of {total} chunks wait for embeddings: they are found lexically only"
             )
         try:
-            qvec = self.query_vector(q.text)
+            qvec = self.query_vector(q.text, res)
         except ScryError as e:
             res.notes.append(f"dense leg skipped: {e}")
             return False
         self.vectors.refresh(s)
         if qvec.shape[0] != self.vectors.dim:
             res.notes.append(
-                "dense leg skipped: the model's dimension differs from the index (run `scry index`)"
+                "dense leg skipped: the model's dimension differs from the index (the next index sync re-embeds)"
             )
             return False
         allowed = None
@@ -296,7 +312,11 @@ class SearchEngine:
             for i in range(len(plain) - n + 1):
                 norm = normalise_name("_".join(plain[i : i + n]))
                 if len(norm) >= 3 and norm not in wanted:
-                    wanted[norm] = (-1.0 if n == 1 else rank.SYMBOL_VOTE, None)  # -1: plain word
+                    # -1 marks a plain word (checked for ambiguity below); a run of words
+                    # ("user repository" ~ UserRepository) votes fully in a keyword query
+                    # and QUESTION_SYMBOL_SCALE of that in a question.
+                    w = rank.SYMBOL_VOTE * (1.0 if q.is_code_lookup else rank.QUESTION_SYMBOL_SCALE)
+                    wanted[norm] = (-1.0 if n == 1 else w, None)
         for e in expansions:
             wanted.setdefault(e, (rank.SYMBOL_VOTE * FUZZY_VOTE, None))
         if not wanted:
@@ -316,20 +336,33 @@ class SearchEngine:
                 weight = rank.SYMBOL_VOTE
             for cid, qualname, path in rows:
                 w = weight
+                qual_ok = True
                 if qual is not None:
                     quals = [normalise_name(p) for p in re.split(r"\.|::", qualname)[:-1]]
-                    if qual not in quals:
-                        w *= 0.5
+                    qual_ok = qual in quals
+                    if not qual_ok:  # ``Client.send`` asked, ``Server.send`` found
+                        w *= rank.WRONG_QUALIFIER
+                if w <= 0:
+                    continue
                 c = cands.setdefault(cid, rank.Candidate(cid))
                 c.votes["symbol"] = max(c.votes.get("symbol", 0.0), w)
-                if q.shape == "identifier":
+                if q.shape == "identifier" and qual_ok:
                     c.votes["definition"] = rank.DEFINITION_VOTE
                     stem = path.rsplit("/", 1)[-1].split(".", 1)[0]
                     if normalise_name(stem) == norm:
                         c.votes["stem"] = rank.STEM_VOTE
 
     def _path_signals(self, q: Query, cands: dict[int, rank.Candidate]) -> None:
+        """Multiplicative priors from the path, the content shape and the kind."""
         for c in cands.values():
+            if not q.wants_docs:
+                c.factors.update(rank.content_factors(c.content, c.lang, c.kind, c.start_line))
+            if (
+                q.shape in ("question", "location")
+                and c.kind in rank.DECLARATION_KINDS
+                and rank.PENALTY_DECLARATION < 1
+            ):
+                c.factors["declaration"] = rank.PENALTY_DECLARATION
             c.factors.update(
                 rank.path_factors(c.path, q.wants_tests, q.wants_examples, q.wants_docs)
             )
@@ -345,6 +378,8 @@ class SearchEngine:
         for (cid,) in rows:
             c = cands.get(cid)
             if c is None:
+                if not rank.ENTRY_INJECT:
+                    continue
                 c = extra[cid] = rank.Candidate(cid)
             c.votes["entry"] = rank.ENTRY_VOTE
         if extra:
@@ -356,7 +391,10 @@ class SearchEngine:
     def _fuzzy_expand(self, q: Query) -> list[str]:
         """Normalised symbol names within a small edit distance of query words."""
         out: list[str] = []
-        words = q.identifiers + [t for t in q.terms if t.lower() not in STOP_WORDS]
+        words = list(q.identifiers)
+        if FUZZY_PLAIN_WORDS or q.is_code_lookup:
+            # In a question, "header" is English, not a misspelt ``headers``.
+            words += [t for t in q.terms if t.lower() not in STOP_WORDS and t not in words]
         for w in words:
             norm = normalise_name(w.split(".")[-1].strip("()"))
             if len(norm) < FUZZY_MIN:
@@ -472,7 +510,7 @@ class _Filter:
 
 
 def _plain_top(cands: dict[int, rank.Candidate], k: int) -> list[rank.Candidate]:
-    return sorted(cands.values(), key=lambda c: -c.score)[:k]
+    return sorted(cands.values(), key=lambda c: (-c.score, c.path, c.start_line))[:k]
 
 
 def _clean(text: str) -> str:

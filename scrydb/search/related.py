@@ -31,13 +31,13 @@ def related(ix: Index, path: str, line: int, k: int = 10) -> Results:
     res = Results()
     res.query, res.shape = f"{path}:{line}", "related"
     if emb_id is None:
-        res.notes.append("this chunk has no embedding yet (run `scry index`)")
+        res.notes.append("this chunk has no embedding yet (indexing adds it)")
         return res
     eng = ix.engine
     eng.vectors.refresh(s)
     vec = eng.vectors.vector(emb_id)
     if vec is None:
-        res.notes.append("this chunk's vector is missing (run `scry index`)")
+        res.notes.append("this chunk's vector is missing (indexing adds it)")
         return res
     emb_ids, scores = eng.vectors.search(
         vec, k * 4 + 10, None, ix.config.search.exact_max, ix.config.search.coarse_pool
