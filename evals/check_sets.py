@@ -51,11 +51,11 @@ def check(toml_path: Path, show: bool) -> list[str]:
             errors.append(f"{name}: [meta] lacks {key}")
     root = (toml_path.parent / meta.get("corpus", "")).resolve()
     if not root.is_dir():
-        return errors + [f"{name}: corpus {root} not found (run evals/fetch.sh)"]
+        return [*errors, f"{name}: corpus {root} not found (run evals/fetch.sh)"]
 
     cases = doc.get("case", [])
     if not isinstance(cases, list) or not cases:
-        return errors + [f"{name}: no [[case]] entries"]
+        return [*errors, f"{name}: no [[case]] entries"]
 
     kinds: collections.Counter[str] = collections.Counter()
     seen: set[str] = set()
@@ -79,7 +79,11 @@ def check(toml_path: Path, show: bool) -> list[str]:
             errors.append(f"{where}: kind {kind!r} not one of {KINDS}")
         kinds[str(kind)] += 1
         expect = case.get("expect")
-        if not isinstance(expect, list) or not expect or not all(isinstance(e, str) for e in expect):
+        if (
+            not isinstance(expect, list)
+            or not expect
+            or not all(isinstance(e, str) for e in expect)
+        ):
             errors.append(f"{where}: expect must be a non-empty list of strings")
             continue
         for spec in expect:
@@ -95,7 +99,9 @@ def check(toml_path: Path, show: bool) -> list[str]:
             if m["a"] is None:
                 continue
             if path not in line_cache:
-                line_cache[path] = len(path.read_text(encoding="utf-8", errors="replace").splitlines())
+                line_cache[path] = len(
+                    path.read_text(encoding="utf-8", errors="replace").splitlines()
+                )
             n = line_cache[path]
             a = int(m["a"])
             b = int(m["b"]) if m["b"] else a
@@ -104,7 +110,9 @@ def check(toml_path: Path, show: bool) -> list[str]:
                 continue
             if show:
                 text = path.read_text(encoding="utf-8", errors="replace").splitlines()
-                print(f"  {kind:<10} {spec}\n      {a}: {text[a - 1].strip()[:90]}\n      {b}: {text[b - 1].strip()[:90]}")
+                print(
+                    f"  {kind:<10} {spec}\n      {a}: {text[a - 1].strip()[:90]}\n      {b}: {text[b - 1].strip()[:90]}"
+                )
 
     files, lines, size = corpus_stats(root)
     summary = ", ".join(f"{k} {kinds[k]}" for k in KINDS)
