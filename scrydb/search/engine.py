@@ -366,6 +366,12 @@ class SearchEngine:
             c.factors.update(
                 rank.path_factors(c.path, q.wants_tests, q.wants_examples, q.wants_docs)
             )
+        if self.config.search.recency:
+            newest = self.store.scalar("SELECT max(mtime_ns) FROM files") or 0
+            for c in cands.values():
+                f = rank.recency_factor(c.mtime_ns, newest)
+                if f > 1.0:
+                    c.factors["recent"] = f
 
     def _entry_votes(self, filt: _Filter, cands: dict[int, rank.Candidate]) -> None:
         """For "where does X start": chunks shaped like entry points get a vote."""
@@ -436,14 +442,16 @@ class SearchEngine:
         for i in range(0, len(ids), 500):
             part = ids[i : i + 500]
             rows = self.store.rows(
-                "SELECT c.id, f.path, f.lang, c.start_line, c.end_line, c.kind, c.symbol, c.content, c.text_hash "
+                "SELECT c.id, f.path, f.lang, c.start_line, c.end_line, c.kind, c.symbol, c.content, "
+                "c.text_hash, f.mtime_ns "
                 f"FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({','.join('?' * len(part))})",
                 tuple(part),
             )
-            for cid, path, lang, a, b, kind, sym, content, h in rows:
+            for cid, path, lang, a, b, kind, sym, content, h, mtime_ns in rows:
                 c = cands[cid]
                 c.path, c.lang, c.start_line, c.end_line = path, lang, a, b
                 c.kind, c.symbol, c.content, c.text_hash = kind, sym, content, h
+                c.mtime_ns = mtime_ns
         for cid in [cid for cid, c in cands.items() if not c.path]:
             del cands[cid]  # deleted by a concurrent sync between the legs and now
 

@@ -95,11 +95,12 @@ def analyse(text: str) -> Query:
     if not terms:
         terms = words[:]
     if len(raw_tokens) == 1 and _IDENT_TOKEN.match(raw_tokens[0].strip("`'\"")):
-        shape = (
-            "identifier" if (is_identifier_like(raw_tokens[0]) or len(words) == 1) else "keyword"
-        )
-        if shape == "identifier" and raw_tokens[0] not in identifiers:
-            identifiers.append(raw_tokens[0].strip("`'\""))
+        # One code-like token, or one capitalised word (a class name: ``Environment``).
+        # A lone lower-case word (``run``, ``cache``) is a keyword: it may name many things.
+        tok = raw_tokens[0].strip("`'\"")
+        shape = "identifier" if (is_identifier_like(tok) or tok[:1].isupper()) else "keyword"
+        if shape == "identifier" and tok not in identifiers:
+            identifiers.append(tok)
     elif _LOCATION.search(q) and (len(words) >= 3 or q.lower().startswith("where")):
         shape = "location"
     elif _QUESTION_START.match(q) or q.endswith("?") or len(words) >= 4:

@@ -130,6 +130,7 @@ class Candidate:
     symbol: str | None = None
     content: str = ""
     text_hash: str = ""
+    mtime_ns: int = 0
 
     def explain(self) -> dict[str, Any]:
         """The components of the score, for ``--explain``."""
@@ -260,6 +261,25 @@ def content_factors(
     if n >= 2 and sum(1 for ln in lines if _IMPORT_LINE.match(ln)) >= IMPORT_SHARE * n:
         return {"imports": PENALTY_IMPORTS}
     return {}
+
+
+#: Recency (``[search] recency = true``, off by default): a chunk of a file changed
+#: within RECENCY_DAYS of the newest file in the index gets up to RECENCY_BOOST more,
+#: fading linearly with age. Relative to the newest file, not to the clock, so an old
+#: checkout is judged by its own history. Off by default: the golden sets are unpacked
+#: archives whose files share one mtime, so there is no evidence it helps there.
+RECENCY_DAYS = 14.0
+RECENCY_BOOST = 0.1
+
+
+def recency_factor(mtime_ns: int, newest_ns: int) -> float:
+    """1 + RECENCY_BOOST for the newest file, fading to 1 at RECENCY_DAYS older."""
+    if not mtime_ns or not newest_ns:
+        return 1.0
+    age_days = max(0.0, (newest_ns - mtime_ns) / 86_400e9)
+    if age_days >= RECENCY_DAYS:
+        return 1.0
+    return 1.0 + RECENCY_BOOST * (1.0 - age_days / RECENCY_DAYS)
 
 
 def path_factors(

@@ -1,0 +1,224 @@
+"""Each ranking heuristic of search/rank.py, shown working: pure functions on candidates,
+then on small real indexes (lexical only where vectors don't matter, so no model)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+import scrydb
+from scrydb.config import Config
+from scrydb.search import rank
+from scrydb.search.rank import Candidate
+
+
+def _cand(cid: int, path: str = "a.py", **kw: object) -> Candidate:
+    c = Candidate(
+        cid, path=path, content=kw.pop("content", f"def f{cid}(): pass"), text_hash=str(cid)
+    )  # type: ignore[arg-type]
+    for k, v in kw.items():
+        setattr(c, k, v)
+    return c
+
+
+# -- fusion -------------------------------------------------------------------------------
+
+
+def test_score_fusion_normalises_each_leg_and_adds_votes() -> None:
+    cands = {
+        1: _cand(1, lex_score=-10.0, dense_score=0.30),  # best lexical, worst dense
+        2: _cand(2, lex_score=-5.0, dense_score=0.60),  # best dense
+        3: _cand(3, dense_score=0.45),
+    }
+    rank.fuse(cands, dense_w=0.5, lex_w=0.5)
+    assert cands[1].score == pytest.approx(0.5 * 1.0 + 0.5 * 0.0)
+    assert cands[2].score == pytest.approx(0.5 * 0.5 + 0.5 * 1.0)
+    assert cands[3].score == pytest.approx(0.5 * 0.5)
+    cands[3].votes["symbol"] = 1.0
+    cands[3].factors["test"] = 0.5
+    rank.fuse(cands, dense_w=0.5, lex_w=0.5)
+    assert cands[3].score == pytest.approx((0.25 + rank.SCORE_VOTE) * 0.5)
+
+
+def test_rrf_fusion_still_available(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rank, "FUSION", "rrf")
+    cands = {1: _cand(1, lex_rank=1), 2: _cand(2, lex_rank=2, dense_rank=1)}
+    rank.fuse(cands, dense_w=0.5, lex_w=0.5)
+    assert cands[2].score > cands[1].score
+    assert cands[1].score == pytest.approx(0.5 / (rank.RRF_K + 1))
+
+
+# -- diversity ----------------------------------------------------------------------------
+
+
+def test_max_per_file_and_duplicates() -> None:
+    same_file = [_cand(i, "big.py", score=1.0 - i / 100) for i in range(8)]
+    other = [_cand(100 + i, f"o{i}.py", score=0.5 - i / 100) for i in range(5)]
+    chosen = rank.diversify(same_file + other, 10)
+    assert sum(1 for c in chosen if c.path == "big.py") == rank.MAX_PER_FILE
+    assert len(chosen) == 10
+    # Identical text (a vendored copy) and near-identical text are dropped.
+    body = (
+        "def parse(text, limit, options):\n    tokens = split_words(text, options.separator)\n"
+        "    total = compute(tokens, options.weights)\n    return normalise(total, limit, options.flags)\n"
+    )
+    a = _cand(1, "v3/p.py", content=body, score=1.0)
+    b = _cand(2, "v4/p.py", content=body, score=0.9)
+    b.text_hash = a.text_hash
+    c = _cand(3, "v5/p.py", content=body + "# tweak\n", score=0.8)
+    d = _cand(4, "x.py", content="class Other:\n    value = 1\n", score=0.1)
+    assert [x.chunk_id for x in rank.diversify([a, b, c, d], 10)] == [1, 4]
+
+
+# -- priors -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "factor"),
+    [
+        ("tests/test_client.py", "test"),
+        ("src/client_test.go", "test"),
+        ("web/auth.spec.ts", "test"),
+        ("pkg/testdata/x.go", "test"),
+        ("examples/basic.py", "example"),
+        ("vendor/lib/x.go", "vendored"),
+        ("api/service_pb2.py", "generated"),
+        ("types/index.d.ts", "stub"),
+        ("docs/guide/usage.py", "docs"),
+        ("CHANGELOG.md", "docs"),
+    ],
+)
+def test_path_penalties(path: str, factor: str) -> None:
+    assert factor in rank.path_factors(path, False, False, False)
+    assert rank.path_factors("src/client.py", False, False, False) == {}
+
+
+def test_path_penalties_lifted_when_asked() -> None:
+    assert "test" not in rank.path_factors("tests/test_client.py", True, False, False)
+    assert "example" not in rank.path_factors("examples/basic.py", False, True, False)
+    assert "docs" not in rank.path_factors("docs/x.py", False, False, True)
+
+
+def test_content_penalties() -> None:
+    comments = "// The lexer.\n// It turns text\n// into tokens.\n"
+    imports = "import os\nimport sys\nfrom pathlib import Path\n"
+    code = "def f(x):\n    return x + 1\n"
+    assert rank.content_factors(comments, "rust") == {"comments": rank.PENALTY_COMMENTS}
+    assert rank.content_factors(imports, "python", "code", 5) == {"imports": rank.PENALTY_IMPORTS}
+    assert rank.content_factors(imports + code, "python", "code", 1) == {
+        "preamble": rank.PENALTY_PREAMBLE
+    }
+    assert rank.content_factors("# Title\ntext\n", "markdown") == {"prose": rank.PENALTY_PROSE}
+    assert rank.content_factors(code, "python", "function", 1) == {}
+    assert rank.content_factors("a: 1\n", "yaml") == {}
+
+
+def test_recency_factor() -> None:
+    day = 86_400 * 10**9
+    now = 1_000 * day
+    assert rank.recency_factor(now, now) == pytest.approx(1 + rank.RECENCY_BOOST)
+    assert 1.0 < rank.recency_factor(now - 7 * day, now) < 1 + rank.RECENCY_BOOST
+    assert rank.recency_factor(now - 30 * day, now) == 1.0
+    assert rank.recency_factor(0, now) == 1.0
+
+
+# -- on a real (lexical) index ---------------------------------------------------------------
+
+
+def _lexical_index(root: Path, tmp: Path, config: Config | None = None) -> scrydb.Index:
+    ix = scrydb.open(root, db=tmp / "r.db", config=config)
+    ix.sync(embed=False)
+    return ix
+
+
+def test_definition_beats_call_sites(sample_repo: Path, tmp_path: Path) -> None:
+    with _lexical_index(sample_repo, tmp_path) as ix:
+        hits = ix.search("load_config", k=3)
+        assert hits[0].path == "app/config.py" and hits[0].symbol == "load_config"
+        assert hits[0].explain is None
+        explained = ix.search("load_config", k=3, explain=True)[0].explain
+        assert explained is not None and explained["votes"].get("definition")
+
+
+def test_qualified_identifier_prefers_its_class(tmp_path: Path) -> None:
+    root = tmp_path / "q"
+    (root / "a").mkdir(parents=True)
+    (root / "a" / "client.py").write_text(
+        "class Client:\n    def send(self, request):\n        '''Send one request.'''\n        return self.transport.handle(request)\n"
+    )
+    (root / "a" / "server.py").write_text(
+        "class Server:\n    def send(self, response):\n        '''Send one response.'''\n        return self.socket.write(response)\n"
+    )
+    with _lexical_index(root, tmp_path) as ix:
+        assert ix.search("Client.send", k=2)[0].path == "a/client.py"
+        assert ix.search("Server.send", k=2)[0].path == "a/server.py"
+
+
+def test_plain_word_symbol_votes_only_for_rare_names(tmp_path: Path) -> None:
+    root = tmp_path / "w"
+    root.mkdir()
+    for i in range(5):  # five definitions of ``run``: an ambiguous word
+        (root / f"job{i}.py").write_text(
+            f"def run(x):\n    '''Job {i}.'''\n    y = x * {i}\n    return y\n"
+        )
+    (root / "engine.py").write_text(
+        "def start_engine(x):\n    '''Run the engine.'''\n    run = x\n    return run\n"
+    )
+    with _lexical_index(root, tmp_path) as ix:
+        res = ix.search("run", k=6, explain=True)
+        assert all("symbol" not in (h.explain or {}).get("votes", {}) for h in res)
+
+
+def test_declaration_prior_in_questions_only(tmp_path: Path) -> None:
+    root = tmp_path / "d"
+    root.mkdir()
+    (root / "m.py").write_text(
+        "class TokenBucket:\n    '''A token bucket rate limiter.'''\n    rate: float\n    capacity: int\n\n\n"
+        "def refill_bucket(bucket, now):\n    '''Refill the token bucket.'''\n    bucket.tokens = min(bucket.capacity, bucket.tokens + bucket.rate * now)\n    return bucket\n"
+    )
+    with _lexical_index(root, tmp_path) as ix:
+        q = ix.search("how is the token bucket refilled", k=2, explain=True)
+        cls = next(h for h in q if h.kind == "class")
+        assert cls.explain and cls.explain["factors"].get("declaration") == rank.PENALTY_DECLARATION
+        ident = ix.search("TokenBucket", k=1, explain=True)[0]
+        assert ident.kind == "class" and "declaration" not in (ident.explain or {})["factors"]
+
+
+def test_entry_point_vote_for_location_questions(sample_repo: Path, tmp_path: Path) -> None:
+    with _lexical_index(sample_repo, tmp_path) as ix:
+        res = ix.search("where does the command line program start", k=5, explain=True)
+        entry = [h for h in res if (h.explain or {}).get("votes", {}).get("entry")]
+        assert entry and entry[0].path in {"app/cli.py", "svc/main.go", "pyproject.toml"}
+        assert res[0].path in {"app/cli.py", "svc/main.go", "pyproject.toml"}
+
+
+def test_fuzzy_expansion_for_typos(sample_repo: Path, tmp_path: Path) -> None:
+    with _lexical_index(sample_repo, tmp_path) as ix:
+        assert ix.search("UserRepositry", k=1)[0].symbol == "UserRepository"
+        hit = ix.search("deactivte user", k=1, explain=True)[0]
+        assert hit.path == "app/users.py" and "def deactivate" in hit.snippet
+        assert (hit.explain or {})["votes"].get("symbol")  # the fuzzy match voted
+
+
+def test_miss_says_weak_and_suggests(sample_repo: Path, tmp_path: Path) -> None:
+    with _lexical_index(sample_repo, tmp_path) as ix:
+        res = ix.search("qqqzzz", k=5)
+        assert not res and res.weak
+
+
+def test_recency_boost_when_enabled(tmp_path: Path) -> None:
+    root = tmp_path / "r"
+    root.mkdir()
+    body = "def handle_{n}(request):\n    '''Handle an upload request.'''\n    data = request.read()\n    return store(data)\n"
+    for n in ("old", "new"):
+        (root / f"{n}.py").write_text(body.format(n=n))
+    old_t = time.time() - 60 * 86_400
+    os.utime(root / "old.py", (old_t, old_t))
+    cfg = Config()
+    cfg.search.recency = True
+    with _lexical_index(root, tmp_path, cfg) as ix:
+        res = ix.search("upload request handler", k=2, explain=True)
+        assert res[0].path == "new.py" and (res[0].explain or {})["factors"].get("recent")
