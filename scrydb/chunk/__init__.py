@@ -52,7 +52,7 @@ _CPP_SNIFF_CHARS = 200_000
 
 #: Bump when chunk boundaries, kinds or symbols change: the index fingerprint holds it
 #: and a changed value makes the next sync re-chunk every file.
-CHUNKER_VERSION = "1"
+CHUNKER_VERSION = "2"
 
 
 @dataclass(slots=True)

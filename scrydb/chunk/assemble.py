@@ -139,11 +139,25 @@ def pack(
     return out
 
 
+#: Kinds of a container's header piece: when a small header joins the first member
+#: below it, the merged chunk is labelled with the container.
+#: (Not namespaces and modules: they are opened wrappers, and what they hold names the
+#: chunks.)
+HEADER_KINDS = frozenset({"class", "struct", "interface", "enum", "trait", "impl", "union", "object"})
+
+
 def _merge(a: Piece, b: Piece) -> Piece:
-    """``a`` absorbs ``b`` (rows become the union); the heavier part names the result."""
+    """``a`` absorbs ``b`` (rows become the union); the heavier part names the result,
+    except that a container's header opening the merged rows names it (the chunk starts
+    at the class line, so it is the class's chunk; the member stays in ``defs``)."""
+    first = a if a.start <= b.start else b
+    header = (first.kind, first.symbol)
+    is_header = not first.unit and first.kind in HEADER_KINDS and first.symbol is not None
     if (b.weight, b.unit) > (a.weight, a.unit):
         a.kind, a.symbol, a.unit, a.weight = b.kind, b.symbol, b.unit, b.weight
         a.group = b.group
+    if is_header:
+        a.kind, a.symbol = header
     a.start = min(a.start, b.start)
     a.end = max(a.end, b.end)
     return a
