@@ -12,7 +12,9 @@ import errno
 import fcntl
 import importlib.metadata
 import os
+import random
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
@@ -67,14 +69,29 @@ def schema_sql() -> str:
     return resources.files("scrydb").joinpath("schema.sql").read_text(encoding="utf-8")
 
 
+class IndexWriteError(ScryError):
+    """The index file cannot be written (read-only file or directory, disk full, I/O
+    error); what was committed before is intact and can still be searched."""
+
+
+class DamagedError(IndexError_):
+    """The index file is damaged (or not an SQLite file at all): ``scry index --full``
+    moves a damaged scrydb file aside and rebuilds it."""
+
+
 class Store:
     """An open index file.
 
     ``Store(path)`` creates the file (and its directory) if needed and applies the
-    schema; ``readonly=True`` never creates or changes anything.
+    schema; ``readonly=True`` never creates or changes anything. A file that cannot be
+    written (read-only file, directory or file system) is opened read-only instead:
+    ``readonly`` is then True and ``write_denied`` says why. ``recover=True`` (``scry
+    index --full``) moves a damaged scrydb file aside (``<db>.damaged``) and starts afresh.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, readonly: bool = False) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, readonly: bool = False, recover: bool = False
+    ) -> None:
         self.path = Path(path)
         self.readonly = readonly
         self._lock_fd: int | None = None
@@ -82,6 +99,22 @@ class Store:
         #: from nothing. The next sync reports it (one warning line for a rebuild).
         self.migrated_from: int | None = None
         self.rebuilt_from: int | None = None
+        #: Why a writable open fell back to read-only (None: writable, or asked read-only).
+        self.write_denied: str | None = None
+        #: Where ``recover`` moved a damaged file (the next sync warns about it).
+        self.moved_aside: Path | None = None
+        try:
+            self._open()
+        except DamagedError:
+            if not (recover and self._ours()):
+                raise
+            self.move_aside()
+            self._open()
+
+    # -- opening ---------------------------------------------------------------------
+
+    def _open(self) -> None:
+        readonly = self.readonly
         exists = self.path.exists() and self.path.stat().st_size > 0
         if not exists and readonly:
             raise IndexError_(f"no index at {self.path} (run `scry index` first)")
@@ -91,36 +124,121 @@ class Store:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as e:
-                raise ScryError(
+                raise IndexWriteError(
                     f"cannot create index directory {self.path.parent}: {e.strerror}"
                 ) from None
+        try:
+            self.conn = self._connect(readonly)
+            if not readonly and exists and self.conn.readonly("main"):
+                raise apsw.ReadOnlyError("the index file is read-only")
+            self._init_when_free(exists)
+        except (apsw.ReadOnlyError, apsw.CantOpenError) as e:
+            with contextlib.suppress(apsw.Error, AttributeError):
+                self.conn.close()
+            if readonly:
+                raise IndexError_(f"cannot open index {self.path}: {e}") from None
+            if not exists:
+                raise IndexWriteError(
+                    f"cannot create index {self.path} ({_why_readonly(self.path, e)})"
+                ) from None
+            # A file we may read but not write: answer from it, never sync into it.
+            self.readonly = True
+            self.write_denied = f"index {self.path} is read-only ({_why_readonly(self.path, e)})"
+            self._open()
+        except apsw.NotADBError:
+            with contextlib.suppress(apsw.Error, AttributeError):
+                self.conn.close()
+            raise DamagedError(
+                f"{self.path} is not a scrydb index (not an SQLite file); delete it or pass another --db"
+            ) from None
+        except apsw.CorruptError:
+            with contextlib.suppress(apsw.Error, AttributeError):
+                self.conn.close()
+            raise damaged_error(self.path) from None
+
+    def _connect(self, readonly: bool) -> apsw.Connection:
+        """A connection with sqlite-vec loaded. Read-only on a read-only directory (no
+        ``-shm`` can be created) falls back to ``immutable=1`` when no WAL is pending."""
         flags = (
             apsw.SQLITE_OPEN_READONLY
             if readonly
             else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
         )
         try:
-            self.conn = apsw.Connection(str(self.path), flags=flags)
+            return _connection(str(self.path), flags)
+        except apsw.CantOpenError:
+            wal = Path(str(self.path) + "-wal")
+            if not readonly or (wal.exists() and wal.stat().st_size > 0):
+                raise
+        except (apsw.NotADBError, apsw.CorruptError, apsw.ReadOnlyError):
+            raise
         except apsw.Error as e:
             raise IndexError_(f"cannot open index {self.path}: {e}") from None
-        self.conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+        # Nobody can be writing a file whose directory allows no WAL: read it as it is.
+        uri = "file:" + urllib.parse.quote(str(self.path.resolve())) + "?immutable=1"
         try:
-            self.conn.enable_load_extension(True)
-            self.conn.load_extension(sqlite_vec.loadable_path())
-            self.conn.enable_load_extension(False)
-            self._check_and_init(exists)
-        except apsw.NotADBError:
-            self.conn.close()
-            raise IndexError_(
-                f"{self.path} is not a scrydb index (not an SQLite file); delete it or pass another --db"
-            ) from None
-        except apsw.CorruptError:
-            self.conn.close()
-            raise IndexError_(
-                f"index {self.path} is corrupt; rebuild it with `scry index --full`"
-            ) from None
+            return _connection(uri, apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+        except (apsw.NotADBError, apsw.CorruptError):
+            raise
+        except apsw.Error as e:
+            raise IndexError_(f"cannot open index {self.path}: {e}") from None
 
-    # -- opening ---------------------------------------------------------------------
+    def _ours(self) -> bool:
+        """Whether the file's header says it is a scrydb index (safe to move aside)."""
+        try:
+            with open(self.path, "rb") as f:
+                head = f.read(72)
+        except OSError:
+            return False
+        return head[:16] == b"SQLite format 3\x00" and head[68:72] == APPLICATION_ID.to_bytes(
+            4, "big"
+        )
+
+    def move_aside(self) -> Path:
+        """Move a damaged index file (and its WAL) to ``<db>.damaged`` and forget it; the
+        next open starts a new, empty file. Returns where it went."""
+        with contextlib.suppress(apsw.Error, AttributeError):
+            self.conn.close()
+        aside = Path(str(self.path) + ".damaged")
+        os.replace(self.path, aside)
+        for suffix in ("-wal", "-shm"):
+            src = Path(str(self.path) + suffix)
+            if src.exists():
+                if suffix == "-wal":
+                    os.replace(src, str(aside) + suffix)
+                else:
+                    src.unlink()
+        self.moved_aside = aside
+        return aside
+
+    def check(self) -> str | None:
+        """``PRAGMA quick_check``: None when the file is sound, else what is wrong."""
+        try:
+            rows = [r[0] for r in self.conn.execute("PRAGMA quick_check(5)")]
+        except (apsw.CorruptError, apsw.NotADBError) as e:
+            return str(e)
+        return None if rows == ["ok"] else "; ".join(map(str, rows))
+
+    def reopen_fresh(self) -> Path:
+        """Move this (damaged) file aside and open a new, empty one in its place."""
+        aside = self.move_aside()
+        self.readonly = False
+        self._open()
+        return aside
+
+    def _init_when_free(self, exists: bool) -> None:
+        """:meth:`_check_and_init`, tried again while another process holds the file:
+        turning a new file to WAL needs an exclusive lock that SQLite does not wait for
+        (two first indexes starting together would otherwise see "database is locked")."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        while True:
+            try:
+                self._check_and_init(exists)
+                return
+            except apsw.BusyError:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(LOCK_POLL_S * random.uniform(0.5, 1.5))
 
     def _check_and_init(self, exists: bool) -> None:
         conn = self.conn
@@ -349,6 +467,94 @@ class Store:
                 fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
                 os.close(self._lock_fd)
             self._lock_fd = None
+
+
+def _connection(name: str, flags: int) -> apsw.Connection:
+    """Open ``name`` with sqlite-vec loaded, and read its header (a WAL file needs its
+    ``-shm`` for that, so a read-only directory fails here rather than later)."""
+    conn = apsw.Connection(name, flags=flags)
+    try:
+        conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+        conn.enable_load_extension(True)
+        conn.load_extension(sqlite_vec.loadable_path())
+        conn.enable_load_extension(False)
+        # Unicode lower-casing for case-insensitive ``locate`` (SQLite's knows ASCII only).
+        conn.create_scalar_function("scry_lower", _lower, 1, deterministic=True)
+        conn.execute("PRAGMA application_id").fetchall()
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def translate_error(err: BaseException, path: Path | str | None) -> ScryError | None:
+    """An SQLite error about the index file itself as a one-line :class:`ScryError` that
+    says what to do (None for any other error: that one is a bug)."""
+    where = f"index {path}" if path else "the index"
+    if isinstance(err, apsw.CorruptError | apsw.NotADBError):
+        return damaged_error(Path(path) if path else None, str(err))
+    if isinstance(err, apsw.FullError):
+        return IndexWriteError(
+            f"the disk holding {where} is full: free some space, then run `scry index` "
+            "again (everything committed before is kept)"
+        )
+    if isinstance(err, apsw.ReadOnlyError | apsw.CantOpenError):
+        why = _why_readonly(Path(path), err) if path else str(err)
+        return IndexWriteError(f"cannot write {where} ({why}); searches still read it as it is")
+    if isinstance(err, apsw.IOError):
+        return IndexWriteError(
+            f"I/O error on {where} ({err}): is its disk full or gone? Everything committed "
+            "before is kept; `scry index` resumes"
+        )
+    if isinstance(err, apsw.BusyError | apsw.LockedError):
+        return LockedError(f"{where} is busy (another process is writing it); try again")
+    if isinstance(err, apsw.SQLError) and "shadow table" in str(err):
+        # sqlite-vec reports a failed write to its tables (a full disk among them) this way.
+        return IndexWriteError(
+            f"cannot write the vectors of {where} ({err}): is its disk full? Everything "
+            "committed before is kept; `scry index` resumes"
+        )
+    return None
+
+
+@contextlib.contextmanager
+def friendly_errors(path: Path | str | None) -> Iterator[None]:
+    """Turn SQLite errors about the index file into one-line ScryErrors (see
+    :func:`translate_error`); everything else passes through."""
+    try:
+        yield
+    except apsw.Error as e:
+        mapped = translate_error(e, path)
+        if mapped is None:
+            raise
+        raise mapped from None
+
+
+def _lower(text: object) -> object:
+    return text.lower() if isinstance(text, str) else text
+
+
+def damaged_error(path: Path | None, detail: str = "") -> DamagedError:
+    """The one-line error for a damaged index file (with its documented way out)."""
+    why = f" ({detail})" if detail else ""
+    where = f"index {path}" if path else "the index"
+    return DamagedError(f"{where} is damaged{why}; rebuild it with `scry index --full`")
+
+
+def _why_readonly(path: Path, err: apsw.Error) -> str:
+    """Why a file cannot be written, in the user's words."""
+    if not os.access(path.parent, os.W_OK) or _readonly_fs(path.parent):
+        return "its directory is not writable"
+    if not os.access(path, os.W_OK):
+        return "the file is not writable"
+    return str(err)
+
+
+def _readonly_fs(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def _flock_within(fd: int, seconds: float) -> bool:

@@ -67,3 +67,27 @@ def run_scry(
         timeout=600,
         input=input,
     )
+
+
+# -- the extended reliability run (``--slow`` or ``SCRY_SLOW=1``) --------------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--slow",
+        action="store_true",
+        default=False,
+        help="Extended reliability run: more kill points, hypothesis examples and a "
+        "100,000-file scale test (same as SCRY_SLOW=1).",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--slow", default=False):
+        os.environ["SCRY_SLOW"] = "1"
+
+
+def slow_run() -> bool:
+    """Whether this is the extended run (``--slow`` / ``SCRY_SLOW=1``): test modules read
+    it when they are imported, after ``pytest_configure``."""
+    return os.environ.get("SCRY_SLOW", "") not in ("", "0")

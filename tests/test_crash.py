@@ -3,6 +3,7 @@ two indexers at once, readers during indexing. Real processes, real files, real 
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -11,16 +12,19 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 import apsw
 import pytest
-from conftest import run_scry
+from conftest import run_scry, slow_run
 from synth_repo import (
     FakeEmbedder,
     assert_consistent,
     chunk_set,
     embedded_hashes,
+    module_text,
+    symbol_set,
     write_synth,
 )
 
@@ -296,3 +300,166 @@ def test_ctrl_c_keeps_what_was_committed(
     with scrydb.open(repo, db=db) as ix:
         assert chunk_set(ix) == clean
         assert_consistent(ix)
+
+
+# -- kill points: exact and random, first index and incremental sync (fake embedder) ---------
+
+#: Kill points per phase (first index, incremental sync): 2 x 30 in CI, 2 x 250 with --slow.
+POINTS = 250 if slow_run() else 30
+#: Files of the kill-point repository (many commit boundaries: the child writes 16 files
+#: or 16 texts per transaction).
+POINT_FILES = 160 if slow_run() else 48
+CHILD = Path(__file__).parent / "crash_child.py"
+#: SIGKILLs delivered per phase (a point past the end of a run is tried, not a kill).
+KILLS_DONE: Counter[str] = Counter()
+
+
+def _child(repo: Path, db: Path, point: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(CHILD), str(repo), str(db), point],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def _vectors(ix: scrydb.Index) -> dict[str, bytes]:
+    """text hash -> float vector bytes, for vectors some chunk uses."""
+    if not ix.store.has_table("vec_float"):
+        return {}
+    return dict(
+        ix.store.rows(
+            "SELECT e.text_hash, v.embedding FROM embeddings e JOIN vec_float v ON v.rowid = e.id "
+            "WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.emb_id = e.id)"
+        )
+    )
+
+
+def _state(ix: scrydb.Index) -> tuple[set, set, dict]:
+    return chunk_set(ix), symbol_set(ix), _vectors(ix)
+
+
+def _fake(ix_root: Path, db: Path) -> scrydb.Index:
+    from crash_child import DIM, EMBEDDER_ID
+
+    return scrydb.open(ix_root, db=db, embedder=FakeEmbedder(EMBEDDER_ID, dim=DIM))
+
+
+def _mutate(repo: Path) -> None:
+    """An incremental sync's worth of change: edits, deletions, additions, renames, a
+    touch, a file turning binary and a new directory."""
+    files = sorted(repo.rglob("*.py"))
+    for p in files[0:10]:
+        p.write_text(p.read_text().replace("    return ", "    audit_log()\n    return ", 1))
+    for p in files[10:15]:
+        p.unlink()
+    for p in files[15:20]:
+        dst = repo / "moved" / p.name
+        dst.parent.mkdir(exist_ok=True)
+        p.rename(dst)
+    for p in files[20:24]:
+        os.utime(p)
+    files[24].write_bytes(b"\x00\x01binary now" + files[24].read_bytes())
+    for i in range(10):
+        p = repo / "fresh" / f"new_{i}.py"
+        p.parent.mkdir(exist_ok=True)
+        p.write_text(module_text(10_000 + i, 3, varied=True))
+
+
+def _check_killed(repo: Path, db: Path) -> int:
+    """What a reader may rely on after any kill: integrity, consistency, working search.
+    Returns the number of files the killed run left committed."""
+    if not db.exists() or db.stat().st_size == 0:
+        return 0
+    conn = apsw.Connection(str(db))
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    finally:
+        conn.close()
+    with _fake(repo, db) as ix:
+        assert_consistent(ix)
+        files = ix.store.scalar("SELECT count(*) FROM files")
+        name = ix.store.scalar("SELECT name FROM symbols ORDER BY id LIMIT 1")
+        if name:  # a committed definition is found by both searches
+            assert ix.search(name, mode="lexical")
+            assert ix.search(name)
+        return files
+
+
+def _kill_points(
+    phase: str, repo: Path, start: Path | None, clean: tuple[set, set, dict], tmp: Path
+) -> list[str]:
+    """Run POINTS kill points of one phase from ``start`` (None: no index yet); after
+    each, check the file, resume, and compare with a clean index of the same tree."""
+    count = _child(repo, tmp / f"{phase}-count.db", "count") if start is None else None
+    if start is not None:
+        shutil.copyfile(start, tmp / f"{phase}-count.db")
+        count = _child(repo, tmp / f"{phase}-count.db", "count")
+    assert count is not None and count.returncode == 0, count.stderr if count else ""
+    totals = json.loads(count.stdout)
+    # The uninterrupted run is the reference: the same chunks and symbols as a clean
+    # index, and the same texts embedded (a renamed chunk keeps its old vector, which
+    # was embedded under its old path, so vector bytes are compared with this run).
+    with _fake(repo, tmp / f"{phase}-count.db") as ix:
+        ref = _state(ix)
+    assert ref[:2] == clean[:2] and set(ref[2]) == set(clean[2])
+    rng = random.Random(f"{SEED}-{phase}")
+    log = [f"{phase}: {totals}"]
+    for i in range(POINTS):
+        db = tmp / f"{phase}-{i}.db"
+        if start is not None:
+            shutil.copyfile(start, db)
+        kills = []
+        for _round in range(2 if rng.random() < 0.3 else 1):  # sometimes the resume dies too
+            how = rng.choice(["stmt", "stmt", "commit", "after", "timer"])
+            if how == "stmt":
+                point = f"stmt:{rng.randint(1, totals['statements'])}"
+            elif how in ("commit", "after"):
+                point = f"{how}:{rng.randint(1, totals['commits'])}"
+            else:
+                point = f"timer:{rng.uniform(0.0, totals['seconds'] * 1.2):.3f}"
+            proc = _child(repo, db, point)
+            killed = proc.returncode == -signal.SIGKILL
+            assert killed or proc.returncode == 0, (point, proc.stderr[-2000:])
+            kills.append(f"{point}{'' if killed else ' (finished first)'}")
+            KILLS_DONE[phase] += killed
+            files = _check_killed(repo, db)
+        with _fake(repo, db) as ix:
+            before = {r[0] for r in ix.store.rows("SELECT text_hash FROM embeddings")}
+            rep = ix.sync()
+            assert rep.pending == 0
+            assert _state(ix) == ref, (phase, kills)
+            assert rep.texts_embedded == len(set(ref[2]) - before), kills  # nothing redone
+            assert_consistent(ix)
+        log.append(f"{', '.join(kills)}: {files} files committed -> resumed clean")
+        for p in _db_files(db):
+            p.unlink(missing_ok=True)
+    return log
+
+
+def test_kill_points_first_index_and_incremental_sync(tmp_path: Path) -> None:
+    """SIGKILL at exact statements, right before and after commits, and at random
+    moments, in a first index and in an incremental sync (edits, deletions, renames,
+    additions, a file turning binary): the file always passes integrity_check, search
+    always works, and the next sync converges to the chunks, symbols and vectors of a
+    clean index of the same tree, embedding nothing twice."""
+    repo_a = write_synth(tmp_path / "a", POINT_FILES, varied=True)
+    with _fake(repo_a, tmp_path / "clean-a.db") as ix:
+        ix.sync()
+        clean_a = _state(ix)
+    log = _kill_points("first", repo_a, None, clean_a, tmp_path)
+
+    repo_b = write_synth(tmp_path / "b", POINT_FILES, varied=True)
+    start_b = tmp_path / "start-b.db"
+    with _fake(repo_b, start_b) as ix:
+        ix.sync()
+        ix.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    _mutate(repo_b)
+    with _fake(repo_b, tmp_path / "clean-b.db") as ix:
+        ix.sync()
+        clean_b = _state(ix)
+    log += _kill_points("incremental", repo_b, start_b, clean_b, tmp_path)
+    print("\n".join(log))
+    print(f"kill points: {2 * POINTS} runs, SIGKILLs delivered {dict(KILLS_DONE)}, all survived")
+    assert len(log) == 2 * POINTS + 2
+    assert min(KILLS_DONE.values()) >= POINTS // 2, KILLS_DONE  # most points were real kills

@@ -27,6 +27,7 @@ from synth_repo import (
 import scrydb
 from scrydb import store as store_mod
 from scrydb import sync as sync_mod
+from scrydb.chunk import CHUNKER_VERSION
 from scrydb.config import Config
 from scrydb.errors import IndexError_, LockedError, ScryError
 from scrydb.store import SCHEMA_VERSION, Store
@@ -298,7 +299,7 @@ def test_fingerprint_chunker_change_rechunks_and_reuses_vectors(
         monkeypatch.setattr(sync_mod, "CHUNKER_VERSION", "999")
         fake.texts.clear()
         rep = ix.sync(warn=warnings.append)
-        assert len(warnings) == 1 and "chunker 1 -> 999" in warnings[0]
+        assert len(warnings) == 1 and f"chunker {CHUNKER_VERSION} -> 999" in warnings[0]
         assert rep.rebuilt and rep.files_added == 200 and rep.texts_embedded == 0
         assert chunk_set(ix) == before and ix.store.meta("chunker") == "999"
         assert ix.status(check_stale=False, check_git=False).rebuild == []

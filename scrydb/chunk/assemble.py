@@ -143,7 +143,9 @@ def pack(
 #: below it, the merged chunk is labelled with the container.
 #: (Not namespaces and modules: they are opened wrappers, and what they hold names the
 #: chunks.)
-HEADER_KINDS = frozenset({"class", "struct", "interface", "enum", "trait", "impl", "union", "object"})
+HEADER_KINDS = frozenset(
+    {"class", "struct", "interface", "enum", "trait", "impl", "union", "object"}
+)
 
 
 def _merge(a: Piece, b: Piece) -> Piece:

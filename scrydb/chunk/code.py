@@ -94,11 +94,19 @@ def parse(grammar: str, src: bytes) -> tuple[Tree, float]:
     the tree and the deadline (``time.monotonic``) that the rest of the work keeps."""
     parser = _parser(grammar)
     n = len(src)
-    view = memoryview(src)
     deadline = time.monotonic() + PARSE_SECONDS + PARSE_SECONDS_PER_MB * n / 1e6
+    # py-tree-sitter (0.26) keeps a reference to every object the read callback returns:
+    # a fresh slice per call would keep every parsed file in memory for good. One
+    # buffer per thread, refilled on each call, is all it ever holds.
+    buf: bytearray | None = getattr(_local, "read_buffer", None)
+    if buf is None:
+        buf = _local.read_buffer = bytearray()
 
-    def read(offset: int, _point: object) -> memoryview | bytes:
-        return view[offset : offset + _READ_BYTES] if offset < n else b""
+    def read(offset: int, _point: object) -> bytearray | bytes:
+        if offset >= n:
+            return b""
+        buf[:] = src[offset : offset + _READ_BYTES]
+        return buf
 
     def progress(_offset: int, _has_error: bool) -> bool:
         return time.monotonic() > deadline

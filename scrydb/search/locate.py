@@ -15,6 +15,9 @@ if TYPE_CHECKING:
 
 #: A matched line longer than this is cut around the match.
 LINE_CHARS = 200
+#: ASCII-only lower-casing: SQLite's ``lower()`` folds exactly these, so an ASCII needle
+#: is compared the same way in SQL and here.
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 def locate(
@@ -30,12 +33,19 @@ def locate(
         raise ScryError("empty text to locate")
     if "\n" in text:
         raise ScryError("locate matches within one line: drop the newline")
-    from scrydb.search.engine import _Filter
+    from scrydb.search.engine import _Filter, _storable
 
     where, params = _Filter(lang, path).sql()
-    needle = text.lower() if ignore_case else text
+    if not _storable(text.replace("\x00", "")):
+        return []  # lone surrogates (undecodable bytes): no indexed text contains them
     # instr() is a literal substring test (no LIKE/GLOB wildcards, no escaping issues).
-    cond = "instr(lower(c.content), ?) > 0" if ignore_case else "instr(c.content, ?) > 0"
+    # Case folding: SQLite's lower() knows ASCII only; other needles use Python's.
+    cond = "instr(c.content, ?) > 0"
+    needle = text
+    if ignore_case and text.isascii():
+        cond, needle = "instr(lower(c.content), ?) > 0", text.translate(_ASCII_LOWER)
+    elif ignore_case:
+        cond, needle = "instr(scry_lower(c.content), ?) > 0", text.lower()
     rows = ix.store.rows(
         "SELECT f.path, c.start_line, c.end_line, c.kind, c.symbol, c.content FROM chunks c "
         f"JOIN files f ON f.id = c.file_id WHERE {cond} {where} ORDER BY f.path, c.start_line",
@@ -44,7 +54,10 @@ def locate(
     out: list[dict[str, Any]] = []
     for p, a, b, kind, sym, content in rows:
         for i, line in enumerate(content.split("\n")):
-            hay = line.lower() if ignore_case else line
+            if not ignore_case:
+                hay = line
+            else:
+                hay = line.translate(_ASCII_LOWER) if text.isascii() else line.lower()
             col = hay.find(needle)
             if col < 0:
                 continue

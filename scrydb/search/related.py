@@ -14,11 +14,16 @@ if TYPE_CHECKING:
 #: Neighbours in the same file rank after those in other files: the caller already has
 #: the file open; what it lacks is the other places that do the same kind of thing.
 SAME_FILE_FACTOR = 0.85
+#: Bounds of the arguments (a JSON number can be anything).
+MAX_LINE = 2**31
+MAX_K = 1000
 
 
 def related(ix: Index, path: str, line: int, k: int = 10) -> Results:
     """Chunks most similar to the chunk of ``path`` that contains ``line``."""
     s = ix.store
+    line = max(1, min(int(line), MAX_LINE))  # SQLite integers are 64-bit; files are not that long
+    k = max(1, min(int(k), MAX_K))
     rows = s.rows(
         "SELECT c.id, c.emb_id, c.start_line, c.end_line FROM chunks c JOIN files f ON f.id = c.file_id "
         "WHERE f.path = ? ORDER BY abs(c.start_line - ?) LIMIT 200",
