@@ -93,7 +93,13 @@ def _json_option(f: Callable[..., Any]) -> Callable[..., Any]:
     )
 
 
-def _open(root: str | None, db: str | None, config: str | None, readonly: bool = False) -> Any:
+def _open(
+    root: str | None,
+    db: str | None,
+    config: str | None,
+    readonly: bool = False,
+    recover: bool = False,
+) -> Any:
     from scrydb.index import Index, find_root
 
     if root is None and db and Path(db).is_file():
@@ -106,7 +112,7 @@ def _open(root: str | None, db: str | None, config: str | None, readonly: bool =
             raise ScryError(f"no such directory: {root}")
         if not r.is_dir():
             raise ScryError(f"not a directory: {root}")
-    return Index(r, db=db, config=config, readonly=readonly)
+    return Index(r, db=db, config=config, readonly=readonly, recover=recover)
 
 
 def _db_root(db: Path) -> Path | None:
@@ -213,7 +219,8 @@ def index_cmd(
       scry index ~/src/project --full
       scry index --no-embed      # lexical search now, embeddings later
     """
-    with _open(path, db, config) as ix:
+    # --full is the documented way out of a damaged index: it may move the file aside.
+    with _open(path, db, config, recover=full) as ix:
         first = ix.store.scalar("SELECT count(*) FROM files") == 0
         # (No estimate while another process indexes: it is that one's first index.)
         if (first or full) and not (quiet or as_json or ix.store.writer_active()):
@@ -413,8 +420,11 @@ def _auto_sync(ix: Any, no_sync: bool, quiet: bool, embed: bool = True) -> None:
     ``embed=False`` (``locate``) never loads the model: a first index is lexical only.
     """
     from scrydb.errors import LockedError
+    from scrydb.store import IndexWriteError
 
     if ix.store.readonly:
+        if ix.store.write_denied and not no_sync:
+            click.echo(f"scry: note: {ix.store.write_denied}: answering from it unsynced", err=True)
         return
     first = (
         ix.store.scalar("SELECT count(*) FROM files") == 0 and ix.store.meta("last_sync") is None
@@ -433,6 +443,8 @@ def _auto_sync(ix: Any, no_sync: bool, quiet: bool, embed: bool = True) -> None:
             ix.sync(wait=False, warn=_warn)
     except LockedError:
         pass  # someone is indexing: search what is committed
+    except IndexWriteError as e:  # disk full, file gone read-only: search what is committed
+        click.echo(f"scry: note: not synced: {e}", err=True)
 
 
 @cli.command("status")
@@ -780,12 +792,29 @@ def eval_cmd(
             raise SystemExit(EXIT_NO_RESULTS)
 
 
+def _one_line(msg: str) -> str:
+    """An error message as one line: control characters a path or query brought in
+    (newlines, escapes) are shown escaped."""
+    if msg.isprintable():
+        return msg
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in msg)
+
+
+def _file_error(e: BaseException) -> ScryError | None:
+    """An SQLite error about the index file as a one-line error (None: not one)."""
+    if type(e).__module__ != "apsw":
+        return None
+    from scrydb.store import translate_error
+
+    return translate_error(e, os.environ.get("SCRY_DB"))
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``scry`` script."""
     try:
         rc = cli.main(args=argv, prog_name="scry", standalone_mode=False)
     except ScryError as e:
-        click.echo(f"scry: error: {e}", err=True)
+        click.echo(f"scry: error: {_one_line(str(e))}", err=True)
         sys.exit(e.exit_code)
     except click.exceptions.Abort:  # click's form of Ctrl-C (and of a declined prompt)
         click.echo("scry: interrupted (the index keeps everything committed so far)", err=True)
@@ -803,6 +832,10 @@ def main(argv: list[str] | None = None) -> None:
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115
         sys.exit(EXIT_ERROR)
     except Exception as e:  # a bug: still one line, unless asked for the traceback
+        mapped = _file_error(e)
+        if mapped is not None:  # an SQLite error about the index file outside Index's methods
+            click.echo(f"scry: error: {_one_line(str(mapped))}", err=True)
+            sys.exit(mapped.exit_code)
         if os.environ.get("SCRY_DEBUG"):
             traceback.print_exc()
         click.echo(

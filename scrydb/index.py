@@ -10,15 +10,16 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import subprocess
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import platformdirs
 
@@ -27,7 +28,7 @@ from scrydb.embed import Embedder, embedder_id, make_embedder
 from scrydb.errors import IndexError_, ScryError
 from scrydb.results import ReadResult, Results
 from scrydb.search.engine import SearchEngine
-from scrydb.store import SCHEMA_VERSION, Store
+from scrydb.store import SCHEMA_VERSION, IndexWriteError, Store, friendly_errors
 from scrydb.sync import (
     Estimate,
     Progress,
@@ -49,6 +50,22 @@ MISSING_WARN = 5
 DEFAULT_EMBED_RATE = 22.0
 #: Measured embedding rates per embedder id (JSON), in the cache directory.
 EMBED_RATES_FILE = "embed-rates.json"
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _file_errors(method: Callable[_P, _R]) -> Callable[_P, _R]:
+    """SQLite errors about the index file (damaged, disk full, read-only, busy) leave an
+    :class:`Index` method as one-line ScryErrors that say what to do."""
+
+    @functools.wraps(method)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        self = args[0]
+        with friendly_errors(getattr(self, "db_path", None)):
+            return method(*args, **kwargs)
+
+    return wrapper
 
 
 def find_root(start: str | os.PathLike[str] | None = None) -> Path:
@@ -191,6 +208,7 @@ class Index:
         *,
         readonly: bool = False,
         embedder: Embedder | None = None,
+        recover: bool = False,
     ) -> None:
         if root is None:
             self.root = find_root(None)
@@ -202,8 +220,9 @@ class Index:
                 raise ScryError(f"not a directory: {root}")
         self.config = config if isinstance(config, Config) else find_config(self.root, config)
         self.db_path = Path(db).expanduser().resolve() if db else default_db_path(self.root)
-        self.store = Store(self.db_path, readonly=readonly)
-        owner = self.store.meta("root")
+        self.store = Store(self.db_path, readonly=readonly, recover=recover)
+        with friendly_errors(self.db_path):
+            owner = self.store.meta("root")
         if owner is not None and owner != str(self.root) and Path(owner).exists():
             self.store.close()
             raise IndexError_(
@@ -232,6 +251,7 @@ class Index:
 
     # -- writing -----------------------------------------------------------------------
 
+    @_file_errors
     def sync(
         self,
         full: bool = False,
@@ -253,9 +273,22 @@ class Index:
         (``report.cancelled``), keeping everything committed for the next sync.
         """
         if self.store.readonly:
-            raise ScryError("index opened read-only")
+            raise IndexWriteError(
+                f"cannot sync: {self.store.write_denied}; searches still read it as it is"
+                if self.store.write_denied
+                else "index opened read-only"
+            )
         self.store.writer_lock(wait=wait, on_wait=on_wait)
         try:
+            if full:
+                self._replace_if_damaged(warn)
+            if self.store.moved_aside is not None:
+                if warn is not None:
+                    warn(
+                        f"index {self.db_path} was damaged: moved to {self.store.moved_aside}; "
+                        "rebuilding it from nothing"
+                    )
+                self.store.moved_aside = None
             syncer = Syncer(
                 self.store,
                 self.root,
@@ -273,6 +306,22 @@ class Index:
         if report.embed_rate:
             record_embed_rate(self.embedder_id(), report.embed_rate)
         return report
+
+    def _replace_if_damaged(self, warn: Callable[[str], None] | None) -> None:
+        """Before a full rebuild: a file that fails SQLite's quick check is moved aside
+        (``<db>.damaged``) and a new one takes its place (deleting rows from a damaged
+        b-tree would keep the damage)."""
+        problem = self.store.check()
+        if problem is None:
+            return
+        aside = self.store.reopen_fresh()
+        self.store.moved_aside = None
+        self.engine = SearchEngine(self.store, self.config, self.embedder)
+        if warn is not None:
+            warn(
+                f"index {self.db_path} was damaged ({problem}): moved to {aside}; "
+                "rebuilding it from nothing"
+            )
 
     def estimate(self) -> Estimate:
         """What indexing this tree from nothing would cost (files, chunks, time at the
@@ -293,10 +342,12 @@ class Index:
         except ValueError:
             return set()
         base = rel.as_posix()
-        return {base + suffix for suffix in ("", "-wal", "-shm", "-journal", ".lock")}
+        suffixes = ("", "-wal", "-shm", "-journal", ".lock", ".damaged", ".damaged-wal")
+        return {base + suffix for suffix in suffixes}
 
     # -- reading -----------------------------------------------------------------------
 
+    @_file_errors
     def search(
         self,
         query: str,
@@ -319,6 +370,7 @@ class Index:
             query, k=k, lang=lang, path=path, explain=explain, mode=mode, rerank=rerank
         )
 
+    @_file_errors
     def read(
         self,
         path: str,
@@ -331,7 +383,7 @@ class Index:
         Only paths that were indexed are served: no ``..``, no absolute paths, nothing
         outside the root; the text comes from the stored chunks, not from the disk.
         """
-        rel = safe_relpath(path)
+        rel = self._indexed_path(path)
         row = self.store.rows("SELECT id, lang, n_lines FROM files WHERE path = ?", (rel,))
         if not row:
             raise ScryError(f"not an indexed file: {path}")
@@ -362,12 +414,24 @@ class Index:
         text = "\n".join(lines.get(i, "") for i in range(a, b + 1)) if b >= a else ""
         return ReadResult(rel, a, max(a, b) if b >= a else a, text, lang, truncated, spans)
 
+    @_file_errors
     def related(self, path: str, line: int, k: int = 10) -> Results:
         """Chunks nearest (by embedding) to the chunk at ``path:line``, other files first."""
         from scrydb.search.related import related
 
-        return related(self, safe_relpath(path), line, k)
+        return related(self, self._indexed_path(path), line, k)
 
+    def _indexed_path(self, path: str) -> str:
+        """The indexed path a user-supplied one names: the exact path of an indexed file
+        as given (every file name the walk accepts, ``~x.py``, `` a.py`` and ``a\\b.py``
+        included: indexed paths are inside the root by construction), else
+        :func:`safe_relpath` of it (which refuses anything that could leave the root)."""
+        if isinstance(path, str) and path and _storable(path):
+            if self.store.scalar("SELECT 1 FROM files WHERE path = ?", (path,)):
+                return path
+        return safe_relpath(path)
+
+    @_file_errors
     def locate(
         self,
         text: str,
@@ -381,6 +445,7 @@ class Index:
 
         return locate(self, text, k=k, lang=lang, path=path, ignore_case=ignore_case)
 
+    @_file_errors
     def status(self, check_stale: bool = True, check_git: bool = True) -> Status:
         """Counts, freshness and fingerprint of the index.
 
@@ -468,7 +533,7 @@ class Index:
             files = [f for f in result.files if f.path not in own]
             walked = {f.path for f in files}
             if check_stale:
-                st.stale, st.stale_paths = self._staleness(files)
+                st.stale, st.stale_paths = self._staleness(files, result.unlisted)
         if check_git:
             missing = self._git_missing(walked or set())
             reasons = Counter(missing.values())
@@ -479,7 +544,9 @@ class Index:
             st.git_warning = len(suspicious) > MISSING_WARN
         return st
 
-    def _staleness(self, files: list[Any]) -> tuple[dict[str, int], list[str]]:
+    def _staleness(
+        self, files: list[Any], unlisted: Sequence[str] = ()
+    ) -> tuple[dict[str, int], list[str]]:
         """What a sync would change: counts of added/changed/deleted files, a few paths."""
         indexed = {
             p: (size, mt)
@@ -503,7 +570,8 @@ class Index:
                 continue
             if len(paths) < 10:
                 paths.append(f.path)
-        gone = [p for p in indexed if p not in seen]
+        kept = tuple(d + "/" for d in unlisted)  # a sync keeps what it cannot list
+        gone = [p for p in indexed if p not in seen and not (kept and p.startswith(kept))]
         paths += gone[: max(0, 10 - len(paths))]
         return {"added": added, "changed": changed, "deleted": len(gone)}, paths
 
@@ -581,6 +649,18 @@ class Index:
         return missing
 
 
+def _storable(text: str) -> bool:
+    """Whether ``text`` is valid Unicode without NULs (no lone surrogates, which an
+    argument of undecodable bytes or a JSON ``\\ud800`` escape can carry)."""
+    if "\x00" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def safe_relpath(path: str) -> str:
     """A user-supplied path as a clean relative POSIX path, or a :class:`ScryError`.
 
@@ -590,7 +670,7 @@ def safe_relpath(path: str) -> str:
     if not isinstance(path, str) or not path.strip():
         raise ScryError("empty path")
     p = path.strip()
-    if "\x00" in p or "\\" in p:
+    if "\x00" in p or "\\" in p or not _storable(p):
         raise ScryError(f"refused path {path!r}: invalid characters")
     low = p.lower()
     if "%2f" in low or "%5c" in low or "%2e%2e" in low:
@@ -615,10 +695,13 @@ def open(
     *,
     readonly: bool = False,
     embedder: Embedder | None = None,
+    recover: bool = False,
 ) -> Index:
     """Open (creating if needed) the index of the repository at ``root``.
 
     ``root`` defaults to the repository containing the working directory; ``db`` to a
     file in the per-user cache (or ``$SCRY_DB``); ``config`` to ``root/.scry.toml``.
+    A file that cannot be written opens read-only (``index.store.write_denied`` says
+    why); ``recover=True`` moves a damaged index file aside and starts a new one.
     """
-    return Index(root, db, config, readonly=readonly, embedder=embedder)
+    return Index(root, db, config, readonly=readonly, embedder=embedder, recover=recover)

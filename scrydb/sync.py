@@ -34,7 +34,7 @@ from scrydb.embed import Embedder
 from scrydb.errors import ScryError
 from scrydb.search.rank import ENTRY_SHAPES
 from scrydb.store import SCHEMA_VERSION, Store, scrydb_version
-from scrydb.walk import WalkedFile, classify_content, walk
+from scrydb.walk import UTF16_BOMS, WalkedFile, classify_content, failure_reason, walk
 
 #: Files per lexical write transaction (also capped by LEXICAL_BATCH_BYTES).
 LEXICAL_BATCH_FILES = 256
@@ -184,15 +184,39 @@ def text_hash(content: str) -> str:
     return hashlib.blake2b(content.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
+def read_file(path: Path, size: int, limit: int) -> bytes:
+    """A file's bytes, at most ``limit + 1`` (more than ``limit`` means too large).
+
+    Unbuffered and sized by the stat the walk took, so reading a file allocates what it
+    holds plus one byte (a buffered ``read(limit + 1)`` allocates ``limit`` bytes for
+    every file, however small; ``tests/test_perf_gates.py`` holds this). A file that grew
+    since its stat is read on, up to the limit.
+    """
+    want = min(max(size, 0), limit) + 1
+    with open(path, "rb", buffering=0) as fh:
+        data = fh.read(want)
+        # A regular file returns less only at its end; all of it means it grew.
+        while len(data) == want and want <= limit:
+            more = fh.read(min(limit + 1 - len(data), max(len(data), 65536)))
+            if not more:
+                break
+            data += more
+            want = len(data)
+    return data
+
+
 def file_hash(data: bytes) -> str:
     """blake2b-128 of a file's bytes (decides whether a touched file really changed)."""
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def decode(data: bytes) -> str:
-    """UTF-8 text of a file (BOM dropped, invalid bytes replaced, never an error)."""
+    """UTF-8 text of a file (BOM dropped, invalid bytes replaced, never an error); a file
+    that starts with a UTF-16 byte order mark is read as UTF-16."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+    elif data.startswith(UTF16_BOMS):
+        return data.decode("utf-16", errors="replace").replace("\x00", "\ufffd")
     return data.decode("utf-8", errors="replace")
 
 
@@ -262,6 +286,8 @@ class Syncer:
         self.repo_name = root.name
         self._names_new: set[str] = set()  #: symbols.norm values written in this transaction
         self._names_gone: set[str] = set()  #: ... and deleted (may still exist elsewhere)
+        self._read_failures: Counter[str] = Counter()  #: files the walk saw but none could read
+        self._dropped: list[int] = []  #: ids of indexed files the next batch drops (now skipped)
 
     # -- the whole run -----------------------------------------------------------------
 
@@ -274,6 +300,8 @@ class Syncer:
             raise ScryError(f"cannot read the repository root {self.root}; the index is unchanged")
         self._check_fingerprint(full)
         result = walk(self.root, self.config.index)
+        if "" in result.unlisted:
+            raise ScryError(f"cannot list the repository root {self.root}; the index is unchanged")
         files = [f for f in result.files if f.path not in self.exclude]
         self.report.skipped.update(result.skipped)
         self.report.files_seen = len(files)
@@ -302,11 +330,18 @@ class Syncer:
                     continue
             sk = skipped_before.get(f.path)
             if sk is not None and old is None and sk[1] == f.size and sk[2] == f.mtime_ns:
-                self.report.skipped[sk[0]] += 1
-                continue
+                if racy_after <= 0 or f.mtime_ns < racy_after:  # (racily clean: read again)
+                    self.report.skipped[sk[0]] += 1
+                    continue
             todo.append(f)
         walked = {f.path for f in files}
-        deleted = [(p, v[0]) for p, v in existing.items() if p not in walked]
+        # Files under a directory that could not be listed are kept as they were.
+        unlisted = tuple(d + "/" for d in result.unlisted)
+        deleted = [
+            (p, v[0])
+            for p, v in existing.items()
+            if p not in walked and not (unlisted and p.startswith(unlisted))
+        ]
         stale_skips = [p for p in skipped_before if p not in walked]
         self.report.seconds_scan = time.perf_counter() - t0
 
@@ -332,7 +367,9 @@ class Syncer:
                 self.store.set_meta("last_sync", str(time.time()))
                 self.store.set_meta("scan_ns", str(scan_ns))
                 self.store.set_meta("files_seen", str(self.report.files_seen))
-                self.store.set_meta("skipped_walk", _counter_text(result.skipped))
+                self.store.set_meta(
+                    "skipped_walk", _counter_text(result.skipped + self._read_failures)
+                )
             if self.report.embed_rate:
                 self.store.set_meta("embed_rate", f"{self.report.embed_rate:.2f}")
         return self.report
@@ -464,19 +501,24 @@ class Syncer:
         skips: list[tuple[str, str, int, int]],
     ) -> _Staged | None:
         try:
-            with open(self.root / f.path, "rb") as fh:
-                data = fh.read(self.config.index.max_file_bytes + 1)
-        except OSError:
-            self.report.skipped["unreadable"] += 1
+            data = read_file(self.root / f.path, f.size, self.config.index.max_file_bytes)
+        except OSError as e:
+            # Not kept in the skipped table: the next sync tries again (permissions fixed,
+            # the file back). FileNotFoundError: deleted since the walk saw it.
+            reason = failure_reason(e)
+            self.report.skipped[reason] += 1
+            self._read_failures[reason] += 1
             return None
-        if len(data) > self.config.index.max_file_bytes:
-            self.report.skipped["too-large"] += 1
-            skips.append((f.path, "too-large", f.size, f.mtime_ns))
-            return None
-        reason = classify_content(data, self.config.index.skip_secrets)
+        reason = (
+            "too-large"
+            if len(data) > self.config.index.max_file_bytes
+            else classify_content(data, self.config.index.skip_secrets)
+        )
         if reason is not None:
             self.report.skipped[reason] += 1
             skips.append((f.path, reason, f.size, f.mtime_ns))
+            if old is not None:  # indexed before (a key pasted in, now binary): drop it
+                self._dropped.append(old[0])
             return None
         digest = file_hash(data)
         if old is not None and old[3] == digest:
@@ -511,6 +553,10 @@ class Syncer:
                 "INSERT OR REPLACE INTO skipped(path, reason, size, mtime_ns) VALUES (?, ?, ?, ?)",
                 skips,
             )
+            for fid in self._dropped:
+                self._delete_file(fid)
+            self.report.files_deleted += len(self._dropped)
+            self._dropped.clear()
             for st in batch:
                 f = st.walked
                 old = existing.get(f.path)

