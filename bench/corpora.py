@@ -12,14 +12,17 @@
 from __future__ import annotations
 
 import hashlib
-import random
 import re
 import shutil
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
 from common import REPO
+
+sys.path.insert(0, str(REPO / "tests"))
+from synth_repo import varied_function_text
 
 EVALS = REPO / "evals"
 CORPORA = EVALS / "corpora"
@@ -95,39 +98,15 @@ def copies_tree(dest: Path, names: tuple[str, ...], copies: int) -> Path:
     return dest
 
 
-_WORDS = (
-    "account address amount archive audit backoff balance batch bucket buffer cache "
-    "cancel channel checksum client cluster config cursor deadline decode digest "
-    "encode endpoint event export filter flush format gateway handler header index "
-    "invoice journal ledger lease limit listener manifest merge message metric "
-    "migrate monitor network offset order packet parser partition payload policy "
-    "pool quota queue record region registry render replica request retry route "
-    "schema session shard signal snapshot socket stream tenant ticket timeout token "
-    "trace upload user vector window worker"
-).split()
-
-
-def _function(key: int) -> str:
-    rnd = random.Random(key)
-    verb, noun = rnd.sample(_WORDS, 2)
-    doc = " ".join(rnd.choices(_WORDS, k=rnd.randint(4, 12)))
-    body = [
-        f"    {rnd.choice(_WORDS)}_{i} = {rnd.choice(_WORDS)}({rnd.randint(0, 99)})"
-        for i in range(rnd.randint(3, 9))
-    ]
-    return (
-        f"def {verb}_{noun}_{key}({rnd.choice(_WORDS)}):\n"
-        f'    """{doc.capitalize()}."""\n' + "\n".join(body) + f"\n    return {noun}_{key}\n"
-    )
-
-
 def module_path(i: int) -> str:
     """Path of generated module ``i``: 5 packages x 20 subpackages, ~100 files each."""
     return f"pkg{i % 5}/sub{i % 20:02d}/mod_{i}.py"
 
 
 def module_text(i: int, funcs: int = 2) -> str:
-    parts = [f'"""Generated module {i}."""\n'] + [_function(i * funcs + j) for j in range(funcs)]
+    parts = [f'"""Generated module {i}."""\n'] + [
+        varied_function_text(i * funcs + j) for j in range(funcs)
+    ]
     return "\n\n".join(parts)
 
 

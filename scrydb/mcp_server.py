@@ -39,6 +39,7 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from scrydb import present
+from scrydb.cli import _db_option
 from scrydb.config import CONFIG_NAME
 from scrydb.embed import Embedder
 from scrydb.errors import EmbedderError, ScryError
@@ -798,21 +799,7 @@ def _version() -> str:
 )
 @click.option("--no-embed", is_flag=True, help="Lexical only: never load the embedding model.")
 @click.option("--no-watch", is_flag=True, help="Sync once at start; don't watch for changes.")
-@click.option(
-    "--config",
-    "config",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Config file (default: ROOT/.scry.toml).",
-)
-@click.option(
-    "--db",
-    "db",
-    type=click.Path(dir_okay=False),
-    default=None,
-    envvar="SCRY_DB",
-    help="Index file (default: per-user cache; env SCRY_DB).",
-)
+@_db_option
 def serve_cmd(
     root: str | None, no_embed: bool, no_watch: bool, config: str | None, db: str | None
 ) -> None:
