@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from scrydb.errors import ConfigError
+from scrydb.errors import ConfigError, ScryError
 
 CONFIG_NAME = ".scry.toml"
 
@@ -111,14 +111,7 @@ class Config:
     def load(path: str | os.PathLike[str]) -> Config:
         """Read and validate a TOML file."""
         p = Path(path)
-        try:
-            raw = tomllib.loads(p.read_text(encoding="utf-8"))
-        except OSError as e:
-            raise ConfigError(f"cannot read config {p}: {e.strerror or e}") from None
-        except UnicodeDecodeError:
-            raise ConfigError(f"config {p} is not UTF-8 text") from None
-        except tomllib.TOMLDecodeError as e:
-            raise ConfigError(f"config {p} is not valid TOML: {e}") from None
+        raw = read_toml(p, "config")
         cfg = Config.from_dict(raw, origin=str(p))
         cfg.source = str(p)
         return cfg
@@ -143,6 +136,19 @@ class Config:
     def api_key(self, env_name: str) -> str | None:
         """The secret named by an ``api_key_env`` value, read from the environment."""
         return os.environ.get(env_name) if env_name else None
+
+
+def read_toml(path: Path, what: str, error: type[ScryError] = ConfigError) -> dict[str, Any]:
+    """A TOML file as a dict; an unreadable, non-UTF-8 or malformed file raises ``error``
+    with one line naming ``what`` (config, golden set) and the file."""
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise error(f"cannot read {what} {path}: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise error(f"{what} {path} is not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as e:
+        raise error(f"{what} {path} is not valid TOML: {e}") from None
 
 
 def _fill(section: Any, values: dict[str, Any], where: str) -> None:

@@ -15,7 +15,6 @@ import json
 import math
 import statistics
 import time
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,15 +87,10 @@ class GoldenSet:
 
 def load_set(path: str | Path) -> GoldenSet:
     """Parse and validate a golden-set file; errors name the file and case number."""
+    from scrydb.config import read_toml
+
     p = Path(path)
-    try:
-        raw = tomllib.loads(p.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise ScryError(f"{p}: cannot read: {e.strerror or e}") from None
-    except UnicodeDecodeError:
-        raise ScryError(f"{p}: not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ScryError(f"{p}: malformed TOML: {e}") from None
+    raw = read_toml(p, "golden set", ScryError)
     meta = raw.get("meta", {})
     if not isinstance(meta, dict):
         raise ScryError(f"{p}: [meta] must be a table")

@@ -57,7 +57,7 @@ def test_metrics_arithmetic() -> None:
 @pytest.mark.parametrize(
     ("text", "msg"),
     [
-        ("[[case]\nquery = 1", "malformed TOML"),
+        ("[[case]\nquery = 1", "not valid TOML"),
         ('[meta]\nrepo = "x"\n', "no [[case]]"),
         ('[[case]]\nexpect = ["a.py"]\n', "case 1 has no query"),
         (
