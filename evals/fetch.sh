@@ -2,7 +2,7 @@
 # Fetch the pinned third-party corpora that the golden sets in evals/*.toml search.
 #
 #   evals/fetch.sh            fetch every corpus
-#   evals/fetch.sh NAME ...   fetch only the named corpora (httpx, trpc-server, minijinja, self)
+#   evals/fetch.sh NAME ...   fetch only the named corpora (httpx, trpc-server, minijinja, cobra, ws, jpype, cmark-gfm, pybind11, self, ...)
 #
 # Archives come from immutable package registries (PyPI, npm), are checked against the
 # sha256 pinned below (a mismatch is fatal), are kept in evals/.cache/ so a rerun downloads
@@ -10,7 +10,8 @@
 # so the corpus root is the package's source root. Both folders are git-ignored.
 # The `self` corpus is this repository at a pinned commit, taken from the local git history
 # with `git archive` (no network; a shallow clone lacks old commits: `git fetch --unshallow`).
-# Needs only bash, coreutils, tar, git, python3 (with pip) and npm.
+# Needs only bash, coreutils, tar, git, python3 (with pip) and npm; the Debian-packaged corpora
+# (method deb) also need apt-get and dpkg-deb, with package lists present (`apt-get update` once).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -22,13 +23,23 @@ CORPORA="$HERE/corpora"
 #  - url:  the sdist's own file on PyPI, for a maturin (Rust) sdist: `pip download` would have to
 #          run `cargo metadata` to prepare its metadata, which needs a Rust toolchain and crates.io
 #  - npm:  `npm pack NAME@VER` (the registry tarball, byte for byte)
+#  - deb:  `apt-get download NAME=VERSION` (a Debian binary package, e.g. a golang-*-dev one that
+#          ships Go source; needs apt-get and dpkg-deb); unpacked with `dpkg-deb -x`, and "what to
+#          keep" is then the one directory inside the package that becomes the corpus root
 #  - git:  `git archive COMMIT` of this repository (spec = the full commit id; no archive file
 #          and no sha256 column: the commit id pins the content)
 # For npm packages only the TypeScript sources are kept, not the compiled dist/ copy of them.
+# A nested path in "what to keep" (third_party/cmark/src) lands at the corpus root under its last
+# component (src/).
 SPECS=(
   "httpx|pip|httpx==0.28.1|httpx-0.28.1.tar.gz|75e98c5f16b0f35b567856f597f06ff2270a374470a5c2392242528e3e3e42fc|*"
   "trpc-server|npm|@trpc/server@10.45.2|trpc-server-10.45.2.tgz|7b861ef0a4410e1f988645c29a7680be8c860b459136716e3b91941c0fd1783e|src package.json README.md LICENSE"
   "minijinja|url|https://files.pythonhosted.org/packages/c8/0e/7b76e4a45d5665047bb288a3e5f2520f25a691be58a1662e5a0ca80ae5b5/minijinja-2.5.0.tar.gz|minijinja-2.5.0.tar.gz|ca97a8d8053aa0111f855d6706883dbfdbda600bd2dd0e152c03077a42c003e3|*"
+  "cmark-gfm|pip|cmarkgfm==2025.10.22|cmarkgfm-2025.10.22.tar.gz|5bec61007b65b919488442c838c58a6c8bf4741f5103c593b2ef180d39818eda|third_party/cmark/src third_party/cmark/extensions third_party/cmark/COPYING"
+  "pybind11|pip|pybind11==3.1.0|pybind11-3.1.0.tar.gz|a1cc06b524ab3edca51f8ad3895f9c4fa20b8b19283173dff4ae781449dc9639|include LICENSE README.rst"
+  "cobra|deb|golang-github-spf13-cobra-dev=1.6.1-1|golang-github-spf13-cobra-dev_1.6.1-1_all.deb|4f5d20855133319beef3c5b49d3c21a0406f270bf94fb4b6f4d406b691283cb2|usr/share/gocode/src/github.com/spf13/cobra"
+  "ws|npm|ws@8.23.0|ws-8.23.0.tgz|b8bd105a274ae9ca114f8c6ce4d9dbb0c764fe5118ba633c557e1703e297c587|lib index.js wrapper.mjs browser.js package.json README.md LICENSE"
+  "jpype|pip|jpype1==1.7.1|jpype1-1.7.1.tar.gz|3cd88838dc3d2d546f7eaeadaaff864e590010c15f2b6a44b6f37e60796a14b2|native/jpype_module/src LICENSE README.rst"
   "self|git|c9ae0d974286c772d3f46e0557e4e736445b4dda|-|-|*"
 )
 
@@ -55,6 +66,12 @@ download() {  # method spec archive -> $CACHE/archive
     npm)
       (cd "$tmp" && npm pack --silent "$spec" >/dev/null) \
         || { rm -rf "$tmp"; die "npm pack $spec failed"; }
+      ;;
+    deb)
+      command -v apt-get >/dev/null 2>&1 && command -v dpkg-deb >/dev/null 2>&1 \
+        || { rm -rf "$tmp"; die "$spec: the deb method needs apt-get and dpkg-deb (Debian/Ubuntu)"; }
+      (cd "$tmp" && apt-get download -q "$spec" >/dev/null) \
+        || { rm -rf "$tmp"; die "apt-get download $spec failed (run apt-get update first?)"; }
       ;;
     url)
       python3 - "$spec" "$tmp/$archive" <<'PY' || { rm -rf "$tmp"; die "download of $spec failed"; }
@@ -96,6 +113,20 @@ fetch_one() {
 
   local work top
   work="$(mktemp -d "$CORPORA/.unpack.XXXXXX")"
+  if [ "$method" = deb ]; then
+    # A .deb has no version directory: keep the one source directory named in "keep".
+    mkdir "$work/deb"
+    dpkg-deb -x "$path" "$work/deb" || { rm -rf "$work"; die "dpkg-deb -x $archive failed"; }
+    [ -d "$work/deb/$keep" ] || { rm -rf "$work"; die "$archive has no $keep"; }
+    top="$work/deb/$keep"
+    chmod -R u+rwX,go+rX "$top"
+    rm -rf "$dest"
+    mv "$top" "$dest"
+    rm -rf "$work"
+    echo "$sha $keep" >"$stamp"
+    report "$name" "$spec" "$dest" "fetched"
+    return
+  fi
   tar -xzf "$path" -C "$work" --no-same-owner
   # Strip the single version directory (httpx-0.28.1/, package/, ...).
   top="$(find "$work" -mindepth 1 -maxdepth 1)"
