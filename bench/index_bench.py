@@ -15,12 +15,13 @@ from typing import Any
 from common import Results, UnitVectors, bench_env, median, timed
 from corpora import copies_tree, many_files_tree, module_path, real_tree
 
-import scrydb.sync as sync_mod
 from scrydb.embed.local import LocalEmbedder
 from scrydb.errors import ScryError
 from scrydb.index import Index
 from scrydb.store import Store
-from scrydb.sync import Syncer
+from scrydb.sync import changes as sync_changes
+from scrydb.sync.embedding import EmbeddingPhase
+from scrydb.sync.lexical import LexicalPhase
 from scrydb.walk import walk
 
 #: Texts the model warms up on before anything is timed (oneDNN builds its kernels on
@@ -34,8 +35,9 @@ def phase_timers(emb: Any) -> Iterator[dict[str, Any]]:
     t: dict[str, Any] = {"walk": 0.0, "chunk": 0.0, "lexical_write": 0.0, "model": 0.0}
     t["vector_write"] = 0.0
     t["texts"] = []
-    orig_walk = sync_mod.walk
-    orig_read, orig_commit, orig_store = Syncer._read, Syncer._commit_lexical, Syncer._store_vectors
+    orig_walk = sync_changes.walk
+    orig_read, orig_commit = LexicalPhase._read, LexicalPhase._commit_lexical
+    orig_store = EmbeddingPhase._store_vectors
     orig_embed = emb.embed_documents
 
     def wrap(key: str, fn: Any) -> Any:
@@ -52,17 +54,17 @@ def phase_timers(emb: Any) -> Iterator[dict[str, Any]]:
         t["texts"] += texts
         return wrap("model", orig_embed)(texts)
 
-    sync_mod.walk = wrap("walk", orig_walk)
-    Syncer._read = wrap("chunk", orig_read)  # type: ignore[method-assign]
-    Syncer._commit_lexical = wrap("lexical_write", orig_commit)  # type: ignore[method-assign]
-    Syncer._store_vectors = wrap("vector_write", orig_store)  # type: ignore[method-assign]
+    sync_changes.walk = wrap("walk", orig_walk)
+    LexicalPhase._read = wrap("chunk", orig_read)  # type: ignore[method-assign]
+    LexicalPhase._commit_lexical = wrap("lexical_write", orig_commit)  # type: ignore[method-assign]
+    EmbeddingPhase._store_vectors = wrap("vector_write", orig_store)  # type: ignore[method-assign]
     emb.embed_documents = embed
     try:
         yield t
     finally:
-        sync_mod.walk = orig_walk
-        Syncer._read, Syncer._commit_lexical = orig_read, orig_commit  # type: ignore[method-assign]
-        Syncer._store_vectors = orig_store  # type: ignore[method-assign]
+        sync_changes.walk = orig_walk
+        LexicalPhase._read, LexicalPhase._commit_lexical = orig_read, orig_commit  # type: ignore[method-assign]
+        EmbeddingPhase._store_vectors = orig_store  # type: ignore[method-assign]
         del emb.embed_documents
 
 
@@ -173,7 +175,7 @@ def index_throughput(
 
 
 def _pending_texts(ix: Index) -> list[str]:
-    """The texts a sync will embed: what ``Syncer._embed_pending`` builds, read back."""
+    """The texts a sync will embed: what ``EmbeddingPhase.embed_pending`` builds, read back."""
     from scrydb.sync import embed_header
 
     cut = ix.config.index.embed_max_chars

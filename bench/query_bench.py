@@ -15,7 +15,7 @@ from common import Results, median, pct
 from scrydb.embed.local import LocalEmbedder
 from scrydb.index import Index
 from scrydb.search import rank
-from scrydb.vectors import COARSE_SHARE, VectorIndex, _top_k, read_chunks, read_rows
+from scrydb.store.vectors import COARSE_SHARE, VectorIndex, _top_k, read_chunks, read_rows
 
 #: Vectors the dense leg asks for (the engine's candidate pool).
 DENSE_POOL = rank.POOL
@@ -26,7 +26,7 @@ VEC0_QUERIES = 12
 def _clear_query_cache(ix: Index, memo: bool = False) -> None:
     """Forget the query vectors (process and index caches); ``memo``: the per-chunk
     ranking memo too, so a query pays for all a fresh process pays for but the loads."""
-    ix.engine._qcache.clear()
+    ix.engine.qvectors._qcache.clear()
     if memo:
         ix.engine._factors = {}
     with ix.store.transaction():

@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import click
 import numpy as np
 
-from scrydb.cli import EXIT_ERROR, _db_option, _emit_json, _json_option
 from scrydb.config import Config
 from scrydb.errors import ScryError
 
@@ -80,10 +77,10 @@ def probe_sqlite(ctx: Context) -> Verdict:
         conn.load_extension(sqlite_vec.loadable_path())
         conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='unicode61')")
         conn.execute("INSERT INTO t(body) VALUES ('parse json text')")
-        n = conn.execute("SELECT count(*) FROM t WHERE t MATCH 'json'").fetchone()[0]
+        n = conn.execute("SELECT count(*) FROM t WHERE t MATCH 'json'").get
         conn.execute("CREATE VIRTUAL TABLE v USING vec0(embedding float[4])")
         conn.execute("INSERT INTO v(rowid, embedding) VALUES (1, '[1,0,0,0]')")
-        vec_version = conn.execute("SELECT vec_version()").fetchone()[0]
+        vec_version = conn.execute("SELECT vec_version()").get
     except apsw.Error as e:
         return Verdict("sqlite", "FAIL", f"{type(e).__name__}: {e}")
     finally:
@@ -158,7 +155,7 @@ def probe_embedder(ctx: Context) -> Verdict:
 
 def probe_rerank(ctx: Context) -> Verdict:
     """A configured reranker scores the on-topic document above the off-topic one."""
-    from scrydb.rerank import get_reranker, score_with_budget
+    from scrydb.search.rerank import get_reranker, score_with_budget
 
     assert ctx.config is not None
     cfg = ctx.config.rerank
@@ -182,7 +179,7 @@ def probe_rerank(ctx: Context) -> Verdict:
 
 def probe_chat(ctx: Context) -> Verdict:
     """A configured chat model returns text (the hypothetical code HyDE embeds)."""
-    from scrydb import hyde
+    from scrydb.search import hyde
 
     assert ctx.config is not None
     cfg = ctx.config.chat
@@ -226,40 +223,3 @@ def format_verdicts(verdicts: list[Verdict]) -> str:
         took = f" ({v.seconds * 1000:.0f} ms)" if v.status != "skip" and v.seconds >= 0.001 else ""
         lines.append(f"{v.status:<4}  {v.name:<8}  {v.detail}{took}")
     return "\n".join(lines)
-
-
-@click.command("check")
-@click.argument("path", required=False, type=click.Path(file_okay=False))
-@_json_option
-@_db_option
-def check_cmd(path: str | None, as_json: bool, db: str | None, config: str | None) -> None:
-    """Check that the model, the configured endpoints and the index file work.
-
-    One verdict per probe: config, SQLite (FTS5 + sqlite-vec), index integrity, embedder
-    (loads, dimension matches the index), reranker (on-topic beats off-topic) and chat
-    model (returns code). Exit 0 when all are ok, 2 otherwise. Only configured endpoints
-    are contacted.
-
-    \b
-    Example:
-      scry check
-      scry check --config team.scry.toml --json
-    """
-    from scrydb.index import default_db_path, find_root
-
-    root = find_root(path)
-    db_path = Path(db).expanduser().resolve() if db else default_db_path(root)
-    verdicts = run_checks(root, db_path, config)
-    ok = all(v.status != "FAIL" for v in verdicts)
-    if as_json:
-        report: dict[str, Any] = {
-            "root": str(root),
-            "db": str(db_path),
-            "ok": ok,
-            "checks": [asdict(v) for v in verdicts],
-        }
-        _emit_json(report)
-    else:
-        click.echo(format_verdicts(verdicts))
-    if not ok:
-        raise SystemExit(EXIT_ERROR)

@@ -31,6 +31,9 @@ class IndexConfig:
     embed_batch: int = 32  #: texts per model call
     embed_max_chars: int = 2000  #: chunk text cut before embedding (model sees 256 tokens)
     confirm_chunks: int = 20_000  #: ask before a first index estimated above this
+    #: a search that creates the index answers lexically at once and leaves the
+    #: embeddings to a background ``scry index`` (false: it waits for them)
+    background: bool = True
     orphan_keep: int = 1000  #: unreferenced vectors kept for reuse (branch switches)
 
 

@@ -16,7 +16,7 @@ import math
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,7 @@ class Case:
     path_prefix: str | None = None
     lang: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    half: str | None = None  #: "dev" or "test" under the set's split rule; None: no split
 
 
 @dataclass
@@ -83,6 +84,33 @@ class GoldenSet:
     repo: str
     corpus: Path | None
     cases: list[Case]
+    split: str | None = None  #: the rule that halves the cases (``[meta] split``)
+
+
+#: ``[meta] split`` rules. "alternate": within each kind, in file order, the 1st, 3rd, 5th
+#: ... case is dev and the 2nd, 4th ... is test: both halves keep the kind mix, and a case
+#: added at the end of a kind never moves another case to the other half.
+SPLIT_RULES = ("alternate",)
+HALVES = ("dev", "test")
+
+
+def assign_halves(cases: list[Case], rule: str) -> None:
+    """Mark each case dev or test under ``rule`` (see SPLIT_RULES)."""
+    seen: dict[str, int] = {}
+    for c in cases:
+        n = seen.get(c.kind, 0)
+        c.half = HALVES[n % 2]
+        seen[c.kind] = n + 1
+
+
+def only_half(gs: GoldenSet, half: str | None) -> GoldenSet:
+    """The set restricted to one half (``None``/"all": unchanged); a set without a split
+    rule cannot be halved."""
+    if half in (None, "all"):
+        return gs
+    if gs.split is None:
+        raise ScryError(f"{gs.file}: no [meta] split rule, so it has no {half} half")
+    return replace(gs, cases=[c for c in gs.cases if c.half == half])
 
 
 def load_set(path: str | Path) -> GoldenSet:
@@ -130,12 +158,20 @@ def load_set(path: str | Path) -> GoldenSet:
             )
         )
     corpus = meta.get("corpus")
+    split = meta.get("split")
+    if split is not None:
+        if split not in SPLIT_RULES:
+            raise ScryError(
+                f"{p}: unknown [meta] split {split!r} (known: {', '.join(SPLIT_RULES)})"
+            )
+        assign_halves(cases, split)
     return GoldenSet(
         file=p,
         name=p.stem,
         repo=str(meta.get("repo", "")),
         corpus=(p.parent / corpus).resolve() if isinstance(corpus, str) and corpus else None,
         cases=cases,
+        split=split,
     )
 
 
@@ -282,9 +318,8 @@ class Evaluator:
                             ]
                         )
                     results = per_run[0]
-                    for other in per_run[1:]:  # latency: the median over runs per case
-                        for r, o in zip(results, other, strict=True):
-                            r.seconds = statistics.median([r.seconds, o.seconds])
+                    for r, secs in zip(results, median_seconds(per_run), strict=True):
+                        r.seconds = secs  # latency: each case's median over the runs
                     all_results[leg].extend(results)
                     leg_rep = summarise(results, self.k)
                     leg_rep["by_kind"] = _by_kind(results, self.k)
@@ -336,6 +371,11 @@ class Evaluator:
                     )
                     warnings.append(f"case {c.number} ({c.query!r}): target {t.path} {where}")
         return warnings
+
+
+def median_seconds(per_run: list[list[CaseResult]]) -> list[float]:
+    """Each case's median latency over all runs (``per_run[run][case]``)."""
+    return [statistics.median(r.seconds for r in rs) for rs in zip(*per_run, strict=True)]
 
 
 def _by_kind(results: list[CaseResult], k: int) -> dict[str, Any]:
@@ -430,15 +470,15 @@ def render(report: dict[str, Any], compare: dict[str, Any] | None = None, misses
             prev = compare.get("overall", {}).get(leg) if compare else None
             out.append(row("ALL", leg, lr, prev))
     out.append("")
-    out.append("by kind (fused):")
-    fused = report["overall"].get("fused", {})
-    for kind, s in fused.get("by_kind", {}).items():
-        prev = (
-            compare.get("overall", {}).get("fused", {}).get("by_kind", {}).get(kind)
-            if compare
-            else None
-        )
-        out.append(row(kind, "", s, prev))
+    out.append("by kind:")
+    for leg, lr in report["overall"].items():
+        for kind, s in lr.get("by_kind", {}).items():
+            prev = (
+                compare.get("overall", {}).get(leg, {}).get("by_kind", {}).get(kind)
+                if compare
+                else None
+            )
+            out.append(row(kind, leg, s, prev))
     if misses:
         out.append("")
         out.append("misses (fused):")

@@ -11,40 +11,32 @@
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
-import subprocess
-from collections import Counter
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from typing import Any, ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar
 
-import platformdirs
-
+from scrydb import status as status_mod
 from scrydb.config import Config, find_config
 from scrydb.embed import Embedder, embedder_id, make_embedder
 from scrydb.errors import IndexError_, ScryError
-from scrydb.results import ReadResult, Results
+from scrydb.paths import cache_dir, default_db_path, find_root
+from scrydb.results import Match, ReadResult, Results
 from scrydb.search.engine import SearchEngine
-from scrydb.store import SCHEMA_VERSION, IndexWriteError, Store, friendly_errors
+from scrydb.search.filters import storable
+from scrydb.status import Status
+from scrydb.store import IndexWriteError, Store, friendly_errors
 from scrydb.sync import (
     Estimate,
     Progress,
     Syncer,
     SyncReport,
     estimate,
-    fingerprint,
 )
-from scrydb.walk import walk
 
-#: Files that mark a repository root when looking upwards from a directory.
-ROOT_MARKERS = (".git", ".scry.toml", ".hg", ".svn")
 #: Most lines ``read`` serves in one call.
 READ_MAX_LINES = 400
-#: ``status`` warns loudly when more git-tracked files than this are missing.
-MISSING_WARN = 5
 #: Texts/s assumed for an embedder never measured here: the packaged MiniLM on 2 cores
 #: with 1,500-char chunks (DESIGN.md).
 DEFAULT_EMBED_RATE = 22.0
@@ -66,38 +58,6 @@ def _file_errors(method: Callable[_P, _R]) -> Callable[_P, _R]:
             return method(*args, **kwargs)
 
     return wrapper
-
-
-def find_root(start: str | os.PathLike[str] | None = None) -> Path:
-    """The repository root containing ``start``: the nearest directory upwards that has a
-    ``.git`` (or ``.scry.toml``, ``.hg``) or an index already; else ``start`` itself."""
-    p = Path(start or os.getcwd()).resolve()
-    if not p.exists():
-        raise ScryError(f"no such directory: {start}")
-    if not p.is_dir():
-        raise ScryError(f"not a directory: {start}")
-    for d in (p, *p.parents):
-        if any((d / m).exists() for m in ROOT_MARKERS) or default_db_path(d, env=False).exists():
-            return d
-    return p
-
-
-def default_db_path(root: Path, env: bool = True) -> Path:
-    """Where the index of ``root`` lives by default: ``$SCRY_DB``, else the per-user cache
-    directory keyed by the root's absolute path (two clones of one remote are two
-    working trees, so they get two indexes)."""
-    env_db = os.environ.get("SCRY_DB") if env else None
-    if env_db:
-        return Path(env_db).expanduser().resolve()
-    key = hashlib.blake2b(str(root.resolve()).encode(), digest_size=6).hexdigest()
-    cache = cache_dir()
-    name = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in root.name) or "root"
-    return cache / f"{name}-{key}.db"
-
-
-def cache_dir() -> Path:
-    """The per-user cache directory (``$SCRY_CACHE_DIR`` or the platform's)."""
-    return Path(os.environ.get("SCRY_CACHE_DIR") or platformdirs.user_cache_dir("scrydb"))
 
 
 def record_embed_rate(embedder: str, rate: float) -> None:
@@ -133,70 +93,6 @@ def embed_rate(embedder: str) -> tuple[float, bool]:
     return DEFAULT_EMBED_RATE, False
 
 
-#: Tracked files left out for one of these reasons were left out on purpose; any other
-#: reason ("ignored" by a pattern, "other") is what a gitignore mistake looks like.
-DELIBERATE_SKIPS = frozenset(
-    {
-        "noise-dir",
-        "lock-file",
-        "meta-file",
-        "binary",
-        "data",
-        "minified",
-        "secret",
-        "too-large",
-        "generated",
-        "symlink",
-        "not-synced",
-    }
-)
-
-
-@dataclass
-class Status:
-    """What ``Index.status()`` reports (``scry status``)."""
-
-    root: str
-    db: str
-    db_bytes: int  #: the index file plus its WAL
-    files: int
-    chunks: int
-    symbols: int
-    vectors: int  #: distinct vectors in use (orphans not counted)
-    pending: int  #: chunks still waiting for a vector
-    skipped: dict[str, int]  #: paths the last sync skipped, per reason
-    last_sync: float | None  #: unix time of the last complete sync
-    fingerprint: dict[str, str | None]
-    stale: dict[str, int] | None = None  #: added/changed/deleted vs the working tree
-    git_missing: list[str] = field(default_factory=list)  #: suspicious ones, first 20
-    git_missing_count: int = 0  #: tracked by git, not indexed, for no deliberate reason
-    langs: dict[str, int] = field(default_factory=dict)
-    pending_texts: int = 0  #: distinct chunk texts still to embed
-    orphan_vectors: int = 0  #: vectors kept for reuse that no chunk refers to now
-    #: "hybrid", "hybrid-partial" (some chunks wait for vectors), "lexical" or "empty"
-    search: str = "empty"
-    rebuild: list[str] = field(default_factory=list)  #: what the next sync will rebuild, and why
-    stale_paths: list[str] = field(default_factory=list)  #: first few stale paths
-    #: git-tracked files the index lacks, per reason (see DELIBERATE_SKIPS)
-    git_tracked_skipped: dict[str, int] = field(default_factory=dict)
-    git_warning: bool = False  #: more than MISSING_WARN suspicious git-tracked files missing
-    writer_active: bool = False  #: a sync is running right now
-    embed_rate: float | None = None  #: texts/s measured by the last syncs that embedded
-
-    @property
-    def fresh(self) -> bool | None:
-        """Whether the index matches the working tree (None when not checked)."""
-        if self.stale is None:
-            return None
-        return not any(self.stale.values()) and not self.rebuild
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON form."""
-        d = asdict(self)
-        d["fresh"] = self.fresh
-        return d
-
-
 class Index:
     """An open index over one repository. Use :func:`scrydb.open` to get one."""
 
@@ -229,7 +125,8 @@ class Index:
                 f"index {self.db_path} belongs to {owner}, not {self.root}; pass another --db or rebuild it there"
             )
         self._embedder = embedder
-        self.engine = SearchEngine(self.store, self.config, self.embedder)
+        self._live_embedders: dict[str, Embedder] = {}
+        self.engine = SearchEngine(self.store, self.config, self.query_embedder)
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -249,6 +146,34 @@ class Index:
             self._embedder = make_embedder(self.config.embed)
         return self._embedder
 
+    def query_embedder(self) -> Embedder:
+        """The embedder that made the index's vectors, for query vectors: the configured
+        one, except while a re-embed for a newly configured model is under way, when
+        searches keep using the old vectors and so the old model (rebuilt from the
+        settings the index recorded)."""
+        live = self.store.meta("embedder")
+        mine = self.embedder_id()
+        if live is None or live == mine or self.store.meta("next_embedder") is None:
+            return self.embedder()
+        emb = self._live_embedders.get(live)
+        if emb is None:
+            raw = self.store.meta("embed_config")
+            try:
+                cfg = Config.from_dict({"embed": json.loads(raw or "")}).embed
+            except (ValueError, ScryError):
+                raise ScryError(
+                    f"the index's vectors come from {live}, not the configured {mine}, and it "
+                    "did not record how to load that model: `scry index` finishes the re-embed"
+                ) from None
+            emb = make_embedder(cfg)
+            if emb.id != live:
+                raise ScryError(
+                    f"the index's vectors come from {live}, which is no longer here ({emb.id}): "
+                    "`scry index` finishes the re-embed"
+                )
+            self._live_embedders[live] = emb
+        return emb
+
     # -- writing -----------------------------------------------------------------------
 
     @_file_errors
@@ -261,6 +186,7 @@ class Index:
         wait: bool | float = True,
         on_wait: Callable[[], None] | None = None,
         cancel: Callable[[], bool] | None = None,
+        probe: bool = True,
     ) -> SyncReport:
         """Bring the index up to date with the working tree (incremental).
 
@@ -271,6 +197,9 @@ class Index:
         wait; a lock not taken raises :class:`~scrydb.errors.LockedError`. ``cancel`` is
         polled between batches: when it returns True the sync stops early
         (``report.cancelled``), keeping everything committed for the next sync.
+        A newly configured embedder is loaded and probed before anything changes (a
+        model that cannot load raises ScryError, index untouched); ``embed=False,
+        probe=False`` never loads a model and leaves a model change to a later sync.
         """
         if self.store.readonly:
             raise IndexWriteError(
@@ -293,7 +222,7 @@ class Index:
                 self.store,
                 self.root,
                 self.config,
-                self.embedder if embed else None,
+                self.embedder if embed or probe else None,
                 progress=progress,
                 warn=warn,
                 embedder_id=self.embedder_id(),
@@ -316,7 +245,7 @@ class Index:
             return
         aside = self.store.reopen_fresh()
         self.store.moved_aside = None
-        self.engine = SearchEngine(self.store, self.config, self.embedder)
+        self.engine = SearchEngine(self.store, self.config, self.query_embedder)
         if warn is not None:
             warn(
                 f"index {self.db_path} was damaged ({problem}): moved to {aside}; "
@@ -380,6 +309,9 @@ class Index:
     ) -> ReadResult:
         """Lines ``start``..``end`` of an indexed file, served from the index itself.
 
+        ``start`` alone means the whole chunk (or chunks) containing that line, as a hit
+        header ``path:LINE`` names it; neither means the whole file.
+
         Only paths that were indexed are served: no ``..``, no absolute paths, nothing
         outside the root; the text comes from the stored chunks, not from the disk.
         """
@@ -395,6 +327,9 @@ class Index:
         last = chunks[-1][1] if chunks else 0
         a = 1 if start is None else int(start)
         b = last if end is None else int(end)
+        if start is not None and end is None:
+            around = [(s, e) for s, e, *_ in chunks if s <= a <= e]
+            a, b = (min(s for s, _ in around), max(e for _, e in around)) if around else (a, a)
         if a < 1 or b < a:
             raise ScryError(f"bad line range {a}-{b} for {rel}")
         if chunks and a > last:
@@ -419,14 +354,16 @@ class Index:
         """Chunks nearest (by embedding) to the chunk at ``path:line``, other files first."""
         from scrydb.search.related import related
 
-        return related(self, self._indexed_path(path), line, k)
+        return related(
+            self.store, self.engine.vectors, self.config.search, self._indexed_path(path), line, k
+        )
 
     def _indexed_path(self, path: str) -> str:
         """The indexed path a user-supplied one names: the exact path of an indexed file
         as given (every file name the walk accepts, ``~x.py``, `` a.py`` and ``a\\b.py``
         included: indexed paths are inside the root by construction), else
         :func:`safe_relpath` of it (which refuses anything that could leave the root)."""
-        if isinstance(path, str) and path and _storable(path):
+        if isinstance(path, str) and path and storable(path):
             if self.store.scalar("SELECT 1 FROM files WHERE path = ?", (path,)):
                 return path
         return safe_relpath(path)
@@ -439,11 +376,16 @@ class Index:
         lang: str | None = None,
         path: str | None = None,
         ignore_case: bool = False,
-    ) -> list[dict[str, Any]]:
+    ) -> list[Match]:
         """Exact literal matches of ``text`` in the indexed chunks, with line numbers."""
         from scrydb.search.locate import locate
 
-        return locate(self, text, k=k, lang=lang, path=path, ignore_case=ignore_case)
+        return locate(self.store, text, k=k, lang=lang, path=path, ignore_case=ignore_case)
+
+    @_file_errors
+    def skipped_paths(self) -> dict[str, list[str]]:
+        """Every path the index leaves out, per reason (``scry status --skipped``)."""
+        return status_mod.skipped_paths(self.store, self.root, self.config)
 
     @_file_errors
     def status(self, check_stale: bool = True, check_git: bool = True) -> Status:
@@ -452,213 +394,16 @@ class Index:
         ``check_stale`` walks the working tree (stat only) to count what a sync would
         change; ``check_git`` asks git which tracked files the index lacks, and why.
         """
-        s = self.store
-        skipped: Counter[str] = Counter()
-        for reason, n in s.rows("SELECT reason, count(*) FROM skipped GROUP BY reason"):
-            skipped[reason] += n
-        for part in (s.meta("skipped_walk") or "").split(","):
-            if "=" in part:
-                k, v = part.split("=", 1)
-                skipped[k] += int(v)
-        last = s.meta("last_sync")
-        size = 0
-        for suffix in ("", "-wal"):
-            try:
-                size += os.path.getsize(str(self.db_path) + suffix)
-            except OSError:
-                pass
-        want = fingerprint(self.config, self.embedder_id())
-        fp: dict[str, str | None] = {
-            "schema": s.meta("schema"),
-            "schema_supported": str(SCHEMA_VERSION),
-            "embed_dim": s.meta("embed_dim"),
-            "scrydb_version": s.meta("scrydb_version"),
-        }
-        rebuild = []
-        for key, value in want.items():
-            fp[key] = s.meta(key)
-            fp["current_" + key] = value
-            if fp[key] is not None and fp[key] != value:
-                rebuild.append(f"{key} {fp[key]} -> {value}")
-        n_emb = s.scalar("SELECT count(*) FROM embeddings") or 0
-        orphans = (
-            s.scalar(
-                "SELECT count(*) FROM embeddings e WHERE NOT EXISTS "
-                "(SELECT 1 FROM chunks c WHERE c.emb_id = e.id)"
-            )
-            or 0
+        return status_mod.status(
+            self.store,
+            self.root,
+            self.config,
+            self.db_path,
+            embedder_id=self.embedder_id(),
+            own_files=self.own_files(),
+            check_stale=check_stale,
+            check_git=check_git,
         )
-        chunks = s.scalar("SELECT count(*) FROM chunks") or 0
-        pending = s.scalar("SELECT count(*) FROM chunks WHERE emb_id IS NULL") or 0
-        rate = s.meta("embed_rate")
-        st = Status(
-            root=str(self.root),
-            db=str(self.db_path),
-            db_bytes=size,
-            files=s.scalar("SELECT count(*) FROM files") or 0,
-            chunks=chunks,
-            symbols=s.scalar("SELECT count(*) FROM symbols") or 0,
-            vectors=n_emb - orphans,
-            pending=pending,
-            pending_texts=(
-                s.scalar("SELECT count(DISTINCT text_hash) FROM chunks WHERE emb_id IS NULL") or 0
-            ),
-            orphan_vectors=orphans,
-            search=(
-                "empty"
-                if not chunks
-                else "lexical"
-                if n_emb == orphans
-                else "hybrid-partial"
-                if pending
-                else "hybrid"
-            ),
-            skipped=dict(sorted(skipped.items())),
-            last_sync=float(last) if last else None,
-            fingerprint=fp,
-            rebuild=rebuild,
-            langs={
-                (lang or "text"): n
-                for lang, n in s.rows(
-                    "SELECT lang, count(*) FROM files GROUP BY lang ORDER BY 2 DESC"
-                )
-            },
-            writer_active=s.writer_active(),
-            embed_rate=float(rate) if rate else None,
-        )
-        walked: set[str] | None = None
-        if check_stale or check_git:
-            result = walk(self.root, self.config.index)
-            own = self.own_files()
-            files = [f for f in result.files if f.path not in own]
-            walked = {f.path for f in files}
-            if check_stale:
-                st.stale, st.stale_paths = self._staleness(files, result.unlisted)
-        if check_git:
-            missing = self._git_missing(walked or set())
-            reasons = Counter(missing.values())
-            st.git_tracked_skipped = dict(sorted(reasons.items()))
-            suspicious = sorted(p for p, r in missing.items() if r not in DELIBERATE_SKIPS)
-            st.git_missing_count = len(suspicious)
-            st.git_missing = suspicious[:20]
-            st.git_warning = len(suspicious) > MISSING_WARN
-        return st
-
-    def _staleness(
-        self, files: list[Any], unlisted: Sequence[str] = ()
-    ) -> tuple[dict[str, int], list[str]]:
-        """What a sync would change: counts of added/changed/deleted files, a few paths."""
-        indexed = {
-            p: (size, mt)
-            for p, size, mt in self.store.rows("SELECT path, size, mtime_ns FROM files")
-        }
-        skipped = {
-            p: (size, mt)
-            for p, size, mt in self.store.rows("SELECT path, size, mtime_ns FROM skipped")
-        }
-        added = changed = 0
-        paths: list[str] = []
-        seen = set()
-        for f in files:
-            seen.add(f.path)
-            old = indexed.get(f.path) or skipped.get(f.path)
-            if old is None:
-                added += 1
-            elif old != (f.size, f.mtime_ns):
-                changed += 1
-            else:
-                continue
-            if len(paths) < 10:
-                paths.append(f.path)
-        kept = tuple(d + "/" for d in unlisted)  # a sync keeps what it cannot list
-        gone = [p for p in indexed if p not in seen and not (kept and p.startswith(kept))]
-        paths += gone[: max(0, 10 - len(paths))]
-        return {"added": added, "changed": changed, "deleted": len(gone)}, paths
-
-    def _git_missing(self, walked: set[str]) -> dict[str, str]:
-        """Files git tracks that the index lacks, each with the reason it was left out.
-
-        Reasons are the walk's (``noise-dir``, ``lock-file``, ``binary``, …), ``ignored``
-        (a .gitignore/.scryignore/exclude pattern matches a file git tracks: the usual
-        mistake), ``not-synced`` (would be indexed by the next sync) or ``other``.
-        """
-        if not (self.root / ".git").exists():
-            return {}
-        try:
-            out = subprocess.run(
-                ["git", "-C", str(self.root), "ls-files", "-z", "--cached"],
-                capture_output=True,
-                timeout=30,
-                check=False,
-            )
-        except (OSError, subprocess.SubprocessError):
-            return {}
-        if out.returncode != 0:
-            return {}
-        tracked = {p for p in out.stdout.decode("utf-8", "replace").split("\0") if p}
-        indexed = {r[0] for r in self.store.rows("SELECT path FROM files")}
-        skipped = {r[0] for r in self.store.rows("SELECT path FROM skipped")}
-        candidates = sorted(tracked - indexed - skipped - self.own_files())
-        if not candidates:
-            return {}
-        from scrydb.walk import NOISE_DIRS, IgnoreRules, name_reason
-
-        rules = IgnoreRules(self.root, self.config.index)
-        loaded: set[str] = set()
-
-        def load(d: str) -> None:
-            if d not in loaded:
-                rules.load_dir(d, self.root / d if d else self.root)
-                loaded.add(d)
-
-        missing: dict[str, str] = {}
-        for p in candidates:
-            full = self.root / p
-            if p in walked:
-                missing[p] = "not-synced"
-                continue
-            if full.is_symlink():
-                missing[p] = "symlink"
-                continue
-            try:
-                size = full.stat().st_size
-            except OSError:
-                continue  # deleted in the working tree, or a submodule
-            if not full.is_file():
-                continue
-            parts = p.split("/")
-            if any(
-                d in NOISE_DIRS or d.endswith(".egg-info") or d.startswith("bazel-")
-                for d in parts[:-1]
-            ):
-                missing[p] = "noise-dir"
-                continue
-            reason = name_reason(p, parts[-1], size, self.config.index)
-            if reason is None:
-                load("")
-                for i in range(1, len(parts)):
-                    d = "/".join(parts[:i])
-                    if rules.ignored(d, True):
-                        reason = "ignored"
-                        break
-                    load(d)
-                else:
-                    if rules.ignored(p, False):
-                        reason = "ignored"
-            missing[p] = reason or "other"
-        return missing
-
-
-def _storable(text: str) -> bool:
-    """Whether ``text`` is valid Unicode without NULs (no lone surrogates, which an
-    argument of undecodable bytes or a JSON ``\\ud800`` escape can carry)."""
-    if "\x00" in text:
-        return False
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def safe_relpath(path: str) -> str:
@@ -670,7 +415,7 @@ def safe_relpath(path: str) -> str:
     if not isinstance(path, str) or not path.strip():
         raise ScryError("empty path")
     p = path.strip()
-    if "\x00" in p or "\\" in p or not _storable(p):
+    if "\x00" in p or "\\" in p or not storable(p):
         raise ScryError(f"refused path {path!r}: invalid characters")
     low = p.lower()
     if "%2f" in low or "%5c" in low or "%2e%2e" in low:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
+from scrydb.errors import ScryError
+
 #: Extension (lower case, with the dot) -> language id.
 EXTENSIONS: dict[str, str] = {
     ".py": "python",
@@ -166,3 +168,75 @@ def detect(path: str, head: bytes | None = None) -> str | None:
             if interp.startswith("python"):
                 return "python"
     return None
+
+
+#: Names people type for a language -> its id (``--lang py``, ``lang="c++"``).
+ALIASES: dict[str, str] = {
+    "py": "python",
+    "python3": "python",
+    "js": "javascript",
+    "node": "javascript",
+    "jsx": "javascript",
+    "mjs": "javascript",
+    "ts": "typescript",
+    "rs": "rust",
+    "golang": "go",
+    "md": "markdown",
+    "yml": "yaml",
+    "c++": "cpp",
+    "cxx": "cpp",
+    "cc": "cpp",
+    "hpp": "cpp",
+    "cs": "csharp",
+    "c#": "csharp",
+    "rb": "ruby",
+    "kt": "kotlin",
+    "kts": "kotlin",
+    "sh": "bash",
+    "shell": "bash",
+    "zsh": "bash",
+    "txt": "text",
+    "plain": "text",
+    "htm": "html",
+    "objective-c": "objc",
+    "objectivec": "objc",
+    "docker": "dockerfile",
+    "makefile": "make",
+    "tf": "hcl",
+    "terraform": "hcl",
+    "ex": "elixir",
+    "hs": "haskell",
+    "jl": "julia",
+    "pl": "perl",
+    "ps1": "powershell",
+    "proto3": "proto",
+    "protobuf": "proto",
+    "bazel": "starlark",
+}
+
+
+def known_ids() -> list[str]:
+    """Every language id a file can get, sorted."""
+    return sorted({*EXTENSIONS.values(), *FILENAMES.values(), *SHEBANGS.values()})
+
+
+def parse_filter(spec: str | None) -> list[str]:
+    """A ``lang`` filter (``"py"``, ``"ts,tsx"``, ``"C++"``) as language ids, aliases
+    resolved; an unknown name is a ScryError that lists the known ids."""
+    if not spec:
+        return []
+    known = set(known_ids())
+    out: list[str] = []
+    for raw in spec.split(","):
+        name = raw.strip().lower()
+        if not name:
+            continue
+        lang = ALIASES.get(name, name)
+        if lang not in known:
+            raise ScryError(
+                f"unknown language {raw.strip()!r}; known: {', '.join(known_ids())} "
+                f"(aliases such as {', '.join(sorted(ALIASES)[:12])}, ... also work)"
+            )
+        if lang not in out:
+            out.append(lang)
+    return out

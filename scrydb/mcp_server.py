@@ -5,11 +5,12 @@ hits), ``read`` (indexed lines, whole chunks), ``related`` (dense neighbours),
 ``locate`` (exact literal matches) and ``status``. Built on the official ``mcp`` SDK
 (v2: ``mcp.server.mcpserver.MCPServer``).
 
-The server answers at once. A background thread owns a writer :class:`~scrydb.Index`:
-it syncs the lexical phase first (search works as soon as that is committed), then
-embeds; a file watcher (:class:`scrydb.watch.ChangeWatcher`) re-syncs about 500 ms
-after the last change, and embedding gives way to new edits. Requests use a
-second, reader Index (WAL: readers never wait for the writer), one request at a time.
+The server answers at once. The index is kept fresh by :class:`scrydb.watch.Watcher`,
+the loop ``scry watch`` runs: a lexical sync first (search works as soon as it is
+committed), embeddings behind it, a re-sync about 500 ms after the last file change
+(embedding gives way to it), a changed ``.scry.toml`` reloaded, another process's
+writer lock waited for. Requests use a second, reader Index (WAL: readers never wait
+for the writer), one request at a time; query vectors come from the watcher's model.
 While embeddings are pending, search answers lexically and says so in a note.
 
 Each tool runs in a worker thread. When the client asked for progress (a
@@ -21,55 +22,39 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import anyio
-import click
 import numpy as np
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
-from scrydb import present
-from scrydb.cli import _db_option
-from scrydb.config import CONFIG_NAME
+from scrydb import langs, present
+from scrydb.config import CONFIG_NAME, Config
 from scrydb.embed import Embedder
 from scrydb.errors import EmbedderError, ScryError
-from scrydb.results import Hit, Results
+from scrydb.index import Index, find_root
+from scrydb.paths import split_target
+from scrydb.sync import SyncReport
+from scrydb.watch import Watcher, describe
 
-#: Search output budget: about this many tokens per requested hit (10 hits ~ 1,500).
-TOKENS_PER_HIT = 150
-#: ... but never less than this (a 2-hit answer keeps readable snippets).
-MIN_BUDGET = 600
 #: Most hits one search or related call returns.
 MAX_HITS = 50
-#: Most lines and characters one ``read`` returns (a larger file is read in pages).
-READ_MAX_LINES = 300
-READ_MAX_CHARS = 40_000
 #: Most matches one ``locate`` returns.
 MAX_MATCHES = 500
-#: Quiet time after the last file event before the watcher syncs (DESIGN.md "watch").
-DEBOUNCE_S = 0.5
 #: A long call reports progress this often (only when the client sent a progressToken).
 PROGRESS_EVERY_S = 1.0
 #: A call made before the first index exists waits at most this long for its lexical
 #: phase, then answers from what is committed (with a note); below the usual 60 s tool
 #: timeouts of MCP clients.
 FIRST_INDEX_WAIT_S = 45.0
-#: The embedder is called with at most this many chunk texts at a time, so a query
-#: waits for at most one small batch of the background sync.
-EMBED_SLICE = 16
-#: Embedding gives way to new file events after this long (their lexical pass runs
-#: first, so search sees the edit; embedding resumes in the next round).
-YIELD_AFTER_S = 2.0
 #: Seconds the shutdown waits for the background sync to reach a safe point.
 STOP_WAIT_S = 1.5
 
@@ -91,7 +76,7 @@ DESCRIPTIONS = {
     "read": (
         "Lines of an indexed file, served from the index. Give a hit's start_line for its "
         "whole chunk, start_line and end_line for a range, neither for the file's start "
-        f"(at most {READ_MAX_LINES} lines per call)."
+        f"(at most {present.READ_MAX_LINES} lines per call)."
     ),
     "related": (
         "Code most similar to the chunk at file:line, other files first: sibling "
@@ -132,164 +117,94 @@ class _Cancel:
             raise _Cancelled()
 
 
-# -- agent-facing text -------------------------------------------------------------------
+# -- what the syncs reported -------------------------------------------------------------
 
 
-#: The line under a cut snippet: how to get the whole chunk through the tools.
-READ_HINT = '  … read(file="{path}", start_line={start}) gives the whole chunk'
+class _SyncState:
+    """What the watcher's syncs reported, for ``status`` and progress messages (written
+    by the watcher's thread, read by the requests')."""
+
+    def __init__(self) -> None:
+        self.stage = ""  #: the running sync's progress phase: "scan", "chunk", "embed"
+        self.done = 0
+        self.total = 0
+        self.last_summary = ""
+        self.error: str | None = None
+        self.error_at = -1  #: the watcher's sync count when ``error`` happened
+        self.watcher = "off"  #: what the status says when no file watcher runs
+
+    def progress(self, stage: str, done: int, total: int) -> None:
+        self.stage, self.done, self.total = stage, done, total
+
+    def synced(self, report: SyncReport) -> None:
+        self.last_summary = f"{time.strftime('%H:%M:%S')}: {describe(report)}"
+
+    def failed(self, e: BaseException, syncs: int) -> None:
+        self.error = str(e) if isinstance(e, ScryError) else f"{type(e).__name__}: {e}"
+        self.error_at = syncs
+
+    def error_now(self, syncs: int) -> str | None:
+        """The last error, unless a sync has succeeded since."""
+        return self.error if self.error_at == syncs else None
+
+    def describe(self, phase: str) -> str:
+        if phase == "lexical" and self.stage == "chunk" and self.total:
+            return f"indexing files {self.done}/{self.total}"
+        if phase == "embedding" and self.stage == "embed" and self.total:
+            return f"embedding chunks {self.done}/{self.total}"
+        if phase == "waiting":
+            return "waiting for another scry process that is indexing"
+        return phase
 
 
-def format_hits(res: list[Hit]) -> str:
-    """Hits as the tools print them: ``path:start-end  kind symbol``, then the snippet
-    with line numbers, the anchor line marked ``>`` (the CLI's format), and a read hint
-    when the snippet was cut."""
-    return "\n\n".join(present.format_hit(h, read_hint=READ_HINT) for h in res)
+# -- the reader's model ----------------------------------------------------------------
 
 
-def budget_for(limit: int) -> int:
-    """Token budget of a search answer with ``limit`` hits."""
-    return max(MIN_BUDGET, TOKENS_PER_HIT * limit)
+class _QueryModel(Embedder):
+    """The reader's embedder: query vectors from the watcher's model (one model in the
+    process, its calls serialised), never waiting for it to load. ``fallback`` gives the
+    id and dimension without loading anything."""
 
-
-def fit_hits(res: Results, limit: int) -> Results:
-    """Shorten snippets (then drop tail hits) until the text fits ``budget_for(limit)``."""
-    return present.fit_budget(res, budget_for(limit), render=format_hits)
-
-
-def _notes(res: Results, embedding: bool) -> list[str]:
-    lines = present.format_notes(res)
-    if embedding and res.notes:  # the server computes embeddings itself
-        lines.append("note: scry serve is computing embeddings now")
-    return lines
-
-
-def format_search(
-    res: Results, limit: int, extra_notes: list[str] | None = None, embedding: bool = True
-) -> str:
-    """The ``search`` / ``related`` answer: hits fitted to the budget, then notes
-    (``embedding``: the server computes missing embeddings itself)."""
-    fit_hits(res, limit)
-    parts = [format_hits(res)] if res else []
-    notes = [*(extra_notes or []), *_notes(res, embedding)]
-    if not res and res.query:
-        notes = [n if n != "no results" else f"no results for {res.query!r}" for n in notes]
-    if notes:
-        parts.append("\n".join(notes))
-    return "\n\n".join(parts)
-
-
-# -- the shared embedder ---------------------------------------------------------------
-
-
-class _SharedModel:
-    """One model for both Index objects: calls are serialised (a tokenizer is not safe
-    to share between threads), and queries need not wait for a loading model."""
-
-    def __init__(self, inner: Embedder | None) -> None:
-        self.inner = inner
-        self.lock = threading.Lock()
-        self.ready = threading.Event()
-        self.stopping = threading.Event()  #: the server stops: document batches end early
-        self.error: str | None = (
-            None if inner is not None else "embeddings are off (scry serve --no-embed)"
-        )
-
-    def warm(self) -> None:
-        """Load the model (in a background thread) so the first query does not wait."""
-        if self.inner is None:
-            return
-        try:
-            with self.lock:
-                self.inner.embed_queries(["warm up"])
-            self.ready.set()
-        except Exception as e:  # reported in status and in search notes
-            self.error = str(e) if isinstance(e, ScryError) else f"{type(e).__name__}: {e}"
-
-    @property
-    def state(self) -> str:
-        if self.inner is None:
-            return "off (scry serve --no-embed)"
-        if self.ready.is_set():
-            return "ready"
-        return f"error: {self.error}" if self.error else "loading"
-
-
-class _ModelView(Embedder):
-    """An :class:`Embedder` over :class:`_SharedModel`; ``for_queries`` views may skip."""
-
-    def __init__(self, shared: _SharedModel, for_queries: bool, fallback: Embedder) -> None:
-        self.shared = shared
-        self.for_queries = for_queries
-        self._fallback = fallback  # id and dim without loading anything
-        self.id = (shared.inner or fallback).id
+    def __init__(self, watcher: Watcher, fallback: Embedder) -> None:
+        self.watcher = watcher
+        self.fallback = fallback
+        self.id = fallback.id
 
     @property
     def dim(self) -> int:
-        return (self.shared.inner or self._fallback).dim
+        return self.fallback.dim
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
-        inner = self._inner()
-        parts = []
-        for i in range(0, len(texts), EMBED_SLICE):
-            while not self.shared.lock.acquire(timeout=0.1):
-                if self.shared.stopping.is_set():
-                    raise EmbedderError("the server is stopping")  # committed work is kept
-            try:
-                parts.append(inner.embed_documents(texts[i : i + EMBED_SLICE]))
-            finally:
-                self.shared.lock.release()
-        self.shared.ready.set()
-        return np.concatenate(parts) if parts else inner.embed_documents([])
+        raise EmbedderError("the server's reader does not embed documents")
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
-        inner = self._inner()
-        if self.for_queries and not self.shared.ready.is_set():
-            # Never wait for a loading model: the engine turns this error into a note and
-            # answers with the lexical legs.
-            if self.shared.error is not None:
-                raise EmbedderError(f"the embedding model failed to load: {self.shared.error}")
+        # An error here becomes a note, and the engine answers with the lexical legs.
+        w = self.watcher
+        model = w.model
+        if not w.embed:
+            raise EmbedderError("embeddings are off (scry serve --no-embed)")
+        if w.model_state == "failed":
+            raise EmbedderError(f"the embedding model failed to load: {w.model_error}")
+        if model is None or model.inner is not self.fallback:
             raise EmbedderError("the embedding model is still loading (lexical results for now)")
-        with self.shared.lock:
-            return inner.embed_queries(texts)
-
-    def _inner(self) -> Embedder:
-        if self.shared.inner is None:
-            raise EmbedderError(self.shared.error or "embeddings are off")
-        return self.shared.inner
-
-
-# -- background sync and the watcher ---------------------------------------------------
-
-
-@dataclass
-class SyncState:
-    """What the background sync is doing (read by ``status`` and progress messages)."""
-
-    phase: str = "starting"  #: starting, scanning, lexical, embedding, idle, waiting, stopped
-    done: int = 0
-    total: int = 0
-    rounds: int = 0
-    last_finished: float | None = None
-    last_summary: str = ""
-    error: str | None = None
-    watcher: str = "off"
-    note: str = ""  #: something the user should do (e.g. restart after a config change)
-
-    def describe(self) -> str:
-        if self.phase == "lexical" and self.total:
-            return f"indexing files {self.done}/{self.total}"
-        if self.phase == "embedding" and self.total:
-            return f"embedding chunks {self.done}/{self.total}"
-        if self.phase == "waiting":
-            return "waiting for another scry process that is indexing"
-        return self.phase
+        if model.state == "ready":
+            return model.embed_queries(texts)
+        # Queries are warm, the document side still loads (holding the lock): skip.
+        if model.queries_ready.is_set() and model.lock.acquire(blocking=False):
+            try:
+                return model.inner.embed_queries(texts)
+            finally:
+                model.lock.release()
+        raise EmbedderError("the embedding model is still loading (lexical results for now)")
 
 
-# -- the service: two indexes, a sync thread, a watcher --------------------------------
+# -- the service: a watcher that writes, a reader that answers --------------------------
 
 
 class ScryService:
-    """Everything the tools need: the reader Index, the sync thread and its state."""
+    """Everything the tools need: a :class:`~scrydb.watch.Watcher` keeps the index fresh
+    (the same loop as ``scry watch``: a changed ``.scry.toml`` is reloaded, another
+    process's writer lock is waited for), and a reader Index answers the requests."""
 
     def __init__(
         self,
@@ -301,11 +216,6 @@ class ScryService:
         watch: bool = True,
         warn: Callable[[str], None] | None = None,
     ) -> None:
-        import scrydb
-        from scrydb.config import find_config
-        from scrydb.embed import make_embedder
-        from scrydb.index import find_root
-
         root_path = find_root(None) if root is None else Path(root).expanduser()
         if not root_path.exists():
             raise ScryError(f"no such directory: {root}")
@@ -318,173 +228,133 @@ class ScryService:
                 f"not serving {root_path} (the home or root directory) unless asked: "
                 "pass --root DIR, or start the server inside the repository"
             )
-        cfg = find_config(root_path, config)
-        base = make_embedder(cfg.embed)
-        self.model = _SharedModel(base if embed else None)
         self.embed = embed
         self.warn = warn or (lambda msg: print(f"scry serve: {msg}", file=sys.stderr, flush=True))
+        self._config_arg = config
+        self._base: Embedder | None = None
+        self.config = Config()  #: the configuration as last (re)loaded
         # The writer first: it creates the file and schema the reader then opens.
-        self.writer = scrydb.open(root_path, db, cfg, embedder=_ModelView(self.model, False, base))
-        try:
-            self.reader = scrydb.open(
-                root_path, self.writer.db_path, cfg, embedder=_ModelView(self.model, True, base)
-            )
-        except BaseException:
-            self.writer.close()
-            raise
-        self.root = self.writer.root
-        self.state = SyncState()
-        self.lexical_ready = threading.Event()
-        if self.writer.store.meta("last_sync") is not None:
-            self.lexical_ready.set()  # an earlier index answers while this one syncs
-        self._stop = threading.Event()
+        self._opened: Index | None = self._open_writer(root_path, db)
+        self.root, self.db_path = self._opened.root, self._opened.db_path
+        self._had_index = self._opened.store.meta("last_sync") is not None
+        self.state = _SyncState()
+        self.watcher = self._watcher(watch)
         self._reader_lock = threading.Lock()
+        try:
+            self.reader = self._open_reader()
+        except BaseException:
+            self._opened.close()
+            raise
         self._owner_lock = threading.Lock()
         self._owner: _Cancel | None = None
-        self._sync_thread: threading.Thread | None = None
-        self._watcher: Any = None
-        if watch:
-            from scrydb.watch import ChangeWatcher
-
-            db_path = str(self.writer.db_path)
-            self._watcher = ChangeWatcher(
-                self.root,
-                ignore=[db_path + s for s in ("", "-wal", "-shm", "-journal", ".lock")],
-                debounce=DEBOUNCE_S,
-                config=self.writer.config.index,
-            )
 
     # lifecycle
 
     def start(self) -> None:
-        """Start the watcher, the model warm-up and the initial sync (all background)."""
-        if self._watcher is not None:
-            try:
-                self._watcher.start()
-                self.state.watcher = f"watchdog ({self._watcher.kind})"
-            except Exception as e:  # the server still works without it
-                self.warn(f"file watcher unavailable ({e}); the index syncs only at start")
-                self.state.watcher = f"off ({e})"
-                self._watcher = None
-        if self.embed:
-            self._spawn("scry-model", self.model.warm)
-        self._sync_thread = self._spawn("scry-sync", self._sync_loop)
+        """Start the watcher: the initial sync, the model load and the file events, all
+        in the background."""
+        try:
+            self.watcher.start()
+        except Exception as e:  # the server still works without file events
+            if not self.watcher.watch:
+                raise
+            self.warn(f"file watcher unavailable ({e}); the index syncs only at start")
+            self.state.watcher = f"off ({e})"
+            self.watcher = self._watcher(watch=False)
+            model = self.reader.embedder()
+            assert isinstance(model, _QueryModel)
+            model.watcher = self.watcher
+            self.watcher.start()
 
     def stop(self) -> None:
         """Stop syncing (at a safe point) and close both indexes."""
-        self._stop.set()
-        self.model.stopping.set()
-        if self._watcher is not None:
-            self._watcher.stop()
-        if self._sync_thread is not None:  # a model still loading is not waited for
-            self._sync_thread.join(timeout=STOP_WAIT_S)
-        with self._reader_lock_or_timeout(1.0):
-            self.reader.close()
-
-    @contextlib.contextmanager
-    def _reader_lock_or_timeout(self, seconds: float) -> Any:
-        got = self._reader_lock.acquire(timeout=seconds)
+        self.watcher.stop(timeout=STOP_WAIT_S)  # a model still loading is not waited for
+        got = self._reader_lock.acquire(timeout=1.0)
         try:
-            yield
+            self.reader.close()
         finally:
             if got:
                 self._reader_lock.release()
+        if self._opened is not None:
+            self._opened.close()
 
-    def _spawn(self, name: str, fn: Callable[[], None]) -> threading.Thread:
-        t = threading.Thread(target=fn, name=name, daemon=True)
-        t.start()
-        return t
+    def _open_writer(self, root: Path, db: str | os.PathLike[str] | None) -> Index:
+        """The index to write, with the configuration as it is now (and the same
+        embedder as before when its settings did not change)."""
+        import scrydb
+        from scrydb.config import find_config
+        from scrydb.embed import make_embedder
 
-    # the background sync
+        cfg = find_config(root, self._config_arg)
+        base = self._base
+        if base is None or self.config.embed != cfg.embed:  # (else: keep it, loaded)
+            base = make_embedder(cfg.embed)
+        ix = scrydb.open(root, db, cfg, embedder=base)
+        self._base, self.config = base, cfg
+        return ix
 
-    def _sync_loop(self) -> None:
-        try:
-            self._sync_round()
-            while not self._stop.is_set():
-                if self._watcher is None:
-                    self._stop.wait()
-                    break
-                if self._watcher.wait(self._stop):
-                    if self._watcher.config_changed:
-                        self._watcher.config_changed = False
-                        self.state.note = f"{CONFIG_NAME} changed: restart the server to apply it"
-                        self.warn(self.state.note)
-                    self._sync_round()
-        finally:
-            self.lexical_ready.set()
-            self.state.phase = "stopped"
-            with contextlib.suppress(Exception):
-                self.writer.close()
+    def _index_factory(self) -> Index:
+        """For the watcher: the index opened first, then (on a config change) anew."""
+        ix, self._opened = self._opened, None
+        return ix if ix is not None else self._open_writer(self.root, self.db_path)
 
-    def _sync_round(self) -> None:
-        """Lexical phase (committed: search sees it), then embeddings. Stops between
-        batches when the server stops, and embedding gives way to new edits after
-        YIELD_AFTER_S (their lexical pass first; the next round resumes embedding)."""
-        st = self.state
-        stopping = self._stop.is_set
-        try:
-            st.phase, st.done, st.total = "scanning", 0, 0
-            rep = self.writer.sync(
-                embed=False,
-                progress=self._progress,
-                warn=self.warn,
-                on_wait=self._on_wait,
-                cancel=stopping,
-            )
-            self.lexical_ready.set()
-            summary = (
-                f"{rep.files_seen} files ({rep.files_added} new, {rep.files_changed} changed, "
-                f"{rep.files_deleted} deleted)"
-            )
-            if self.embed and rep.pending and not stopping():
-                st.phase, st.done, st.total = "embedding", 0, rep.pending
-                started = time.monotonic()
+    def _open_reader(self) -> Index:
+        import scrydb
 
-                def give_way() -> bool:
-                    edited = self._watcher is not None and self._watcher.dirty
-                    return stopping() or (edited and time.monotonic() - started >= YIELD_AFTER_S)
+        assert self._base is not None
+        model = _QueryModel(self.watcher, self._base)
+        return scrydb.open(self.root, self.db_path, self.config, embedder=model)
 
-                rep2 = self.writer.sync(progress=self._progress, warn=self.warn, cancel=give_way)
-                summary += f", {rep2.texts_embedded} texts embedded"
-            st.error = None
-            st.last_summary = summary
-        except Exception as e:  # a failed sync is retried on the next change
-            if not stopping():
-                st.error = str(e) if isinstance(e, ScryError) else f"{type(e).__name__}: {e}"
-                self.warn(f"sync failed: {st.error}")
-        finally:
-            self.lexical_ready.set()
-            st.rounds += 1
-            st.last_finished = time.time()
-            st.phase = "idle"
+    def _watcher(self, watch: bool) -> Watcher:
+        return Watcher(
+            self._index_factory,
+            on_sync=self.state.synced,
+            on_error=self._on_error,
+            warn=self.warn,
+            embed=self.embed,
+            watch=watch,
+            progress=self.state.progress,
+            preload=self.embed,  # searches embed their queries with the watcher's model
+        )
 
-    def _progress(self, phase: str, done: int, total: int) -> None:
-        st = self.state
-        st.phase = {"chunk": "lexical", "embed": "embedding"}.get(phase, phase)
-        st.done, st.total = done, total
-
-    def _on_wait(self) -> None:
-        self.state.phase = "waiting"
+    def _on_error(self, e: BaseException) -> None:
+        self.state.failed(e, self.watcher.syncs)
+        self.warn(f"sync failed: {self.state.error}")
 
     # request helpers (called in worker threads)
+
+    @property
+    def lexical_ready(self) -> bool:
+        """Whether searches can answer: an index from an earlier run, or this one's
+        first lexical sync."""
+        return self._had_index or self.watcher.lexical_ready.is_set()
 
     def await_index(self, cancel: _Cancel, timeout: float = FIRST_INDEX_WAIT_S) -> list[str]:
         """Wait for the first lexical index; notes to add when it is not complete."""
         deadline = time.monotonic() + timeout
-        while not self.lexical_ready.wait(0.1):
+        while not self.lexical_ready:
+            error = self.state.error_now(self.watcher.syncs)
+            if error is not None or self.watcher.phase == "stopped":
+                return [f"note: the first index could not be built ({error or 'stopped'})"]
             cancel.check()
             if time.monotonic() >= deadline:
                 return [
-                    f"note: the first index is still being built ({self.state.describe()}): "
+                    f"note: the first index is still being built ({self.describe()}): "
                     "results are incomplete"
                 ]
+            self.watcher.lexical_ready.wait(0.1)
         return []
 
-    def with_reader(self, cancel: _Cancel, fn: Callable[[Any], T]) -> T:
-        """Run ``fn(reader_index)`` alone on the reader (cancellable while waiting)."""
+    def with_reader(self, cancel: _Cancel, fn: Callable[[Index], T]) -> T:
+        """Run ``fn(reader_index)`` alone on the reader (cancellable while waiting); the
+        reader follows a reloaded configuration."""
         while not self._reader_lock.acquire(timeout=0.1):
             cancel.check()
         try:
+            if self.reader.config is not self.config:
+                fresh = self._open_reader()
+                self.reader.close()
+                self.reader = fresh
             with self._owner_lock:
                 self._owner = cancel
             cancel.check()
@@ -502,23 +372,45 @@ class ScryService:
                 with contextlib.suppress(Exception):
                     self.reader.store.conn.interrupt()
 
+    def describe(self) -> str:
+        """What the background sync is doing, in a few words."""
+        return self.state.describe(self.watcher.phase)
+
+    def service_lines(self) -> list[str]:
+        """The server's own lines of the ``status`` answer: sync, watcher, model."""
+        w, state = self.watcher, self.state
+        error = state.error_now(w.syncs)
+        lines = [f"sync      {self.describe()}" + (f"; last error: {error}" if error else "")]
+        if w.changes is not None and w.watch:
+            events = w.changes.events
+            seen = f", {events} file events seen" if events else ""
+            lines.append(f"watcher   watchdog ({w.changes.kind}){seen}")
+        else:
+            lines.append(f"watcher   {state.watcher}")
+        model = w.model_state
+        if model == "failed":
+            model = f"failed: {w.model_error}"
+        elif model == "off":
+            model = "off (scry serve --no-embed)"
+        lines.append(f"embedder  {model}")
+        if state.last_summary:
+            lines.append(f"last run  {state.last_summary}")
+        if w.reloads:
+            lines.append(f"config    {CONFIG_NAME} reloaded ({w.reloads}x since the start)")
+        return lines
+
     def status(self) -> Any:
         """``Index.status()`` through a read-only connection of its own: its git check
         walks the tree, and searches need not wait for that."""
         import scrydb
 
-        with scrydb.open(self.root, self.writer.db_path, self.writer.config, readonly=True) as ix:
+        with scrydb.open(self.root, self.db_path, self.config, readonly=True) as ix:
             return ix.status(check_stale=False, check_git=True)
-
-    @property
-    def file_events(self) -> int:
-        """Relevant file events the watcher has seen."""
-        return int(getattr(self._watcher, "events", 0) or 0)
 
     def progress_message(self, label: str, started: float) -> str:
         waited = time.monotonic() - started
-        if not self.lexical_ready.is_set():
-            return f"{label}: waiting for the first index ({self.state.describe()}), {waited:.0f}s"
+        if not self.lexical_ready:
+            return f"{label}: waiting for the first index ({self.describe()}), {waited:.0f}s"
         return f"{label}: working, {waited:.0f}s"
 
     async def run(self, ctx: Context | None, label: str, work: Callable[[_Cancel], str]) -> str:
@@ -561,103 +453,18 @@ class ScryService:
 
 # -- the tools ---------------------------------------------------------------------------
 
-_TARGET = re.compile(r"^(?P<path>.+?):(?P<a>\d+)(?:-(?P<b>\d+))?$")
-
-
-def _split_target(file: str, a: int | None, b: int | None) -> tuple[str, int | None, int | None]:
-    """``path:A-B`` / ``path:N`` as the file argument (agents copy hit headers)."""
-    m = _TARGET.match(file.strip()) if isinstance(file, str) else None
-    if m and a is None and b is None:
-        return m["path"], int(m["a"]), int(m["b"]) if m["b"] else None
-    return file, a, b
-
-
-def _read_text(ix: Any, file: str, start: int | None, end: int | None) -> str:
-    path, start, end = _split_target(file, start, end)
-    if start is not None and end is None:
-        # One line given: the whole chunk(s) that contain it.
-        probe = ix.read(path, start, start)
-        if probe.chunks:
-            end = max(e for _s, e, _k, _y in probe.chunks)
-            start = min(s for s, _e, _k, _y in probe.chunks)
-        else:
-            end = start
-    r = ix.read(path, start, end, max_lines=READ_MAX_LINES)
-    if not r.chunks:
-        raise ScryError(f"no indexed lines in {r.path} at {start or 1}-{end or start or 1}")
-    body = present.format_read(r)
-    truncated = r.truncated
-    if len(body) > READ_MAX_CHARS:
-        kept = body[:READ_MAX_CHARS].rsplit("\n", 1)[0]
-        last = r.start_line + kept.count("\n")
-        body, truncated = kept, True
-        r = replace(r, end_line=last)
-    head = f"{r.path}:{r.start_line}-{r.end_line}" + (f"  ({r.lang})" if r.lang else "")
-    out = [head, body]
-    if truncated:
-        out.append(
-            f'… capped: read(file="{r.path}", start_line={r.end_line + 1}, '
-            f"end_line={r.end_line + READ_MAX_LINES}) for more"
-        )
-    return "\n".join(out)
-
-
-def _locate_text(matches: list[dict[str, Any]], text: str, limit: int) -> str:
-    if not matches:
-        return f"no matches for {text!r} in the indexed files"
-    out = present.format_locate(matches)
-    if len(matches) >= limit:
-        out += f"\n… {limit} matches shown; more may exist (raise limit, or narrow with path/lang)"
-    return out
-
-
-def _when(ts: float | None) -> str:
-    if not ts:
-        return "never"
-    ago = max(0.0, time.time() - ts)
-    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
-    return f"{stamp} ({ago:.0f}s ago)"
-
-
-def _status_text(svc: ScryService, st: Any) -> str:
-    state = svc.state
-    lines = [
-        f"root      {st.root}",
-        f"index     {st.db} ({st.db_bytes / 1e6:.1f} MB)",
-        f"files     {st.files}   chunks {st.chunks}   symbols {st.symbols}   vectors {st.vectors}",
-        f"search    {getattr(st, 'search', 'hybrid' if st.vectors else 'lexical')}",
-        (
-            f"embedding {st.pending} chunks waiting (found lexically meanwhile)"
-            if st.pending
-            else "embedding complete"
-        ),
-        f"last sync {_when(st.last_sync)}",
-        f"sync      {state.describe()}" + (f"; last error: {state.error}" if state.error else ""),
-        f"watcher   {state.watcher}"
-        + (f", {svc.file_events} file events seen" if svc.file_events else ""),
-        f"model     {st.fingerprint.get('current_embedder')}: {svc.model.state}",
-    ]
-    if state.last_summary:
-        lines.append(f"last run  {state.last_summary}")
-    if state.note:
-        lines.append(f"note      {state.note}")
-    if st.langs:
-        lines.append("languages " + ", ".join(f"{k} {v}" for k, v in list(st.langs.items())[:10]))
-    if st.skipped:
-        lines.append("skipped   " + ", ".join(f"{k} {v}" for k, v in st.skipped.items()))
-    if st.git_missing_count:
-        lines.append(
-            f"warning   {st.git_missing_count} files tracked by git are not indexed: "
-            + ", ".join(st.git_missing[:5])
-        )
-    return "\n".join(lines)
-
 
 _RO = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
 Limit = Annotated[int, Field(ge=1, le=MAX_HITS, description="Most hits to return.")]
 LangFilter = Annotated[
-    str | None, Field(description="Only these languages, e.g. 'python' or 'ts,tsx'.")
+    str | None,
+    Field(
+        description=(
+            "Only these languages, comma-separated ids or aliases, e.g. 'python', 'py', "
+            "'ts,tsx', 'c++'. Known ids: " + ", ".join(langs.known_ids()) + "."
+        )
+    ),
 ]
 PathFilter = Annotated[
     str | None,
@@ -671,9 +478,37 @@ FileArg = Annotated[
 ]
 
 
+def tool_error_line(name: str, err: ToolError) -> str:
+    """A tool error as one line an agent can act on: argument validation reads
+    ``search: limit: Input should be greater than or equal to 1 (got 0)`` instead of
+    pydantic's multi-line report with a documentation URL."""
+    cause = err.__cause__
+    if isinstance(cause, ValidationError):
+        parts = []
+        for e in cause.errors():
+            where = ".".join(str(x) for x in e.get("loc", ())) or "arguments"
+            parts.append(f"{where}: {e.get('msg', 'invalid')} (got {e.get('input')!r:.40})")
+        return present.show_name(f"{name}: " + "; ".join(parts))
+    text = str(err)
+    prefix = f"Error executing tool {name}: "
+    if text.startswith(prefix):
+        text = text[len(prefix) :]
+    return present.show_name(f"{name}: {text}")
+
+
+class _Server(MCPServer):
+    """The SDK's server, with tool errors shortened to one line."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as e:
+            raise ToolError(tool_error_line(name, e)) from None
+
+
 def build_server(svc: ScryService) -> MCPServer:
     """The MCP server with scry's five tools over ``svc``."""
-    mcp = MCPServer(
+    mcp = _Server(
         "scry",
         instructions=INSTRUCTIONS.format(root=svc.root),
         version=_version(),
@@ -700,7 +535,7 @@ def build_server(svc: ScryService) -> MCPServer:
             res = svc.with_reader(
                 cancel, lambda ix: ix.search(query, k=limit, lang=lang, path=path)
             )
-            return format_search(res, limit, notes, svc.embed)
+            return present.format_search(res, limit, notes, svc.embed)
 
         return await svc.run(ctx, "search", work)
 
@@ -717,7 +552,9 @@ def build_server(svc: ScryService) -> MCPServer:
 
         def work(cancel: _Cancel) -> str:
             svc.await_index(cancel)
-            return svc.with_reader(cancel, lambda ix: _read_text(ix, file, start_line, end_line))
+            return svc.with_reader(
+                cancel, lambda ix: present.read_text(ix, file, start_line, end_line)
+            )
 
         return await svc.run(ctx, "read", work)
 
@@ -735,11 +572,11 @@ def build_server(svc: ScryService) -> MCPServer:
 
         def work(cancel: _Cancel) -> str:
             svc.await_index(cancel)
-            path, a, _b = _split_target(file, line, None)
+            path, a, _b = split_target(file, line, None)
             if a is None:
                 raise ScryError(f"give a line: related(file={path!r}, line=N)")
             res = svc.with_reader(cancel, lambda ix: ix.related(path, a, limit))
-            return format_search(res, limit, embedding=svc.embed)
+            return present.format_search(res, limit, embedding=svc.embed)
 
         return await svc.run(ctx, "related", work)
 
@@ -765,7 +602,7 @@ def build_server(svc: ScryService) -> MCPServer:
                 cancel,
                 lambda ix: ix.locate(text, k=limit, lang=lang, path=path, ignore_case=ignore_case),
             )
-            return _locate_text(matches, text, limit)
+            return present.locate_text(matches, text, limit)
 
         return await svc.run(ctx, "locate", work)
 
@@ -774,7 +611,7 @@ def build_server(svc: ScryService) -> MCPServer:
         """The ``status`` tool (description: DESCRIPTIONS)."""
 
         def work(cancel: _Cancel) -> str:
-            return _status_text(svc, svc.status())
+            return "\n".join(present.status_lines(svc.status(), svc.service_lines()))
 
         return await svc.run(ctx, "status", work)
 
@@ -788,44 +625,3 @@ def _version() -> str:
 
 
 # -- the CLI command -----------------------------------------------------------------------
-
-
-@click.command("serve")
-@click.option(
-    "--root",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Repository to serve (default: the one containing the working directory).",
-)
-@click.option("--no-embed", is_flag=True, help="Lexical only: never load the embedding model.")
-@click.option("--no-watch", is_flag=True, help="Sync once at start; don't watch for changes.")
-@_db_option
-def serve_cmd(
-    root: str | None, no_embed: bool, no_watch: bool, config: str | None, db: str | None
-) -> None:
-    """Serve one repository to coding agents over MCP (stdio).
-
-    Tools: search, read, related, locate, status. The server answers at once: it syncs
-    in the background (lexical first, then embeddings) and watches files. Client
-    configuration for Claude Code, Cursor and Codex: docs/agents.md.
-
-    \b
-    Example:
-      scry serve                          # the repository you are in
-      scry serve --root ~/src/project
-      claude mcp add scry -- scry serve   # register it with Claude Code
-    """
-    svc = ScryService(root, db, config, embed=not no_embed, watch=not no_watch)
-    try:
-        server = build_server(svc)
-        svc.start()
-        server.run("stdio")
-    finally:
-        svc.stop()
-    # The client closed the connection. A thread still inside a model load (or waiting
-    # for another process's writer lock) would hold up interpreter shutdown for seconds;
-    # everything worth keeping is committed, so leave at once.
-    if any(t.is_alive() for t in threading.enumerate() if t.daemon):
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)

@@ -9,9 +9,17 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, TextIO
+import time
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, TextIO
 
-from scrydb.results import Hit, ReadResult, Results
+from scrydb.errors import ScryError
+from scrydb.paths import split_target
+from scrydb.results import Hit, Match, ReadResult, Results
+
+if TYPE_CHECKING:
+    from scrydb.status import Status
+    from scrydb.sync import SyncReport
 
 #: Rough characters per token of code for ``--budget`` (the MiniLM/BERT tokenizer gives
 #: about 3.2 on source code; budgeting with 3.0 errs on the small side).
@@ -23,6 +31,14 @@ MIN_SNIPPET_LINES = 3
 def use_colour(stream: TextIO) -> bool:
     """Colour only for a terminal, and never when NO_COLOR is set."""
     return stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+
+
+def show_name(name: str) -> str:
+    """A file or symbol name as one printable line: control characters (a newline or an
+    escape sequence in a file name) are shown escaped, as Python writes them."""
+    if name.isprintable():
+        return name
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in name)
 
 
 def _c(text: str, code: str, colour: bool) -> str:
@@ -43,8 +59,8 @@ def format_hit(
 ) -> str:
     """One hit as text; ``read_hint`` (with ``{path}``, ``{start}``, ``{end}``) ends a
     truncated one."""
-    head = _c(f"{hit.path}:{hit.start_line}-{hit.end_line}", "35", colour)
-    label = " ".join(x for x in (hit.kind, hit.symbol or "") if x)
+    head = _c(f"{show_name(hit.path)}:{hit.start_line}-{hit.end_line}", "35", colour)
+    label = show_name(" ".join(x for x in (hit.kind, hit.symbol or "") if x))
     lines = [f"{head}  {_c(label, '1', colour)}".rstrip()]
     if explain and hit.explain:
         e = hit.explain
@@ -69,7 +85,7 @@ def format_hit(
         else:
             lines.append(text.rstrip())
     if hit.truncated and read_hint:
-        hint = read_hint.format(path=hit.path, start=hit.start_line, end=hit.end_line)
+        hint = read_hint.format(path=show_name(hit.path), start=hit.start_line, end=hit.end_line)
         lines.append(_c(hint, "2", colour))
     return "\n".join(lines)
 
@@ -134,16 +150,201 @@ def format_read(r: ReadResult, numbers: bool = True) -> str:
     )
 
 
-def format_locate(matches: list[dict[str, Any]], colour: bool = False) -> str:
+def format_locate(matches: list[Match], colour: bool = False) -> str:
     """``scry locate`` output: grep-like ``path:line:col: text``, with the chunk."""
     out = []
     for m in matches:
-        where = _c(f"{m['path']}:{m['line']}:{m['column']}", "35", colour)
-        sym = f"  [{m['kind']} {m['symbol']}]" if m.get("symbol") else ""
-        out.append(f"{where}: {m['text'].strip()}{_c(sym, '2', colour)}")
+        where = _c(f"{show_name(m.path)}:{m.line}:{m.column}", "35", colour)
+        sym = f"  [{m.kind} {show_name(m.symbol)}]" if m.symbol else ""
+        out.append(f"{where}: {m.text.strip()}{_c(sym, '2', colour)}")
     return "\n".join(out)
 
 
 def err(msg: str) -> None:
     """A diagnostic line on stderr."""
     print(msg, file=sys.stderr, flush=True)
+
+
+# -- answers of the MCP tools ------------------------------------------------------------
+
+#: Search output budget: about this many tokens per requested hit (10 hits ~ 1,500).
+TOKENS_PER_HIT = 150
+#: ... but never less than this (a 2-hit answer keeps readable snippets).
+MIN_BUDGET = 600
+#: Most lines and characters one ``read`` returns (a larger file is read in pages).
+READ_MAX_LINES = 300
+READ_MAX_CHARS = 40_000
+
+#: The line under a cut snippet: how to get the whole chunk through the tools.
+TOOL_READ_HINT = '  … read(file="{path}", start_line={start}) gives the whole chunk'
+
+
+def format_tool_hits(res: list[Hit]) -> str:
+    """Hits as the tools print them: ``path:start-end  kind symbol``, then the snippet
+    with line numbers, the anchor line marked ``>`` (the CLI's format), and a read hint
+    when the snippet was cut."""
+    return "\n\n".join(format_hit(h, read_hint=TOOL_READ_HINT) for h in res)
+
+
+def budget_for(limit: int) -> int:
+    """Token budget of a search answer with ``limit`` hits."""
+    return max(MIN_BUDGET, TOKENS_PER_HIT * limit)
+
+
+def fit_tool_hits(res: Results, limit: int) -> Results:
+    """Shorten snippets (then drop tail hits) until the text fits ``budget_for(limit)``."""
+    return fit_budget(res, budget_for(limit), render=format_tool_hits)
+
+
+def _notes(res: Results, embedding: bool) -> list[str]:
+    lines = format_notes(res)
+    if embedding and res.notes:  # the server computes embeddings itself
+        lines.append("note: scry serve is computing embeddings now")
+    return lines
+
+
+def format_search(
+    res: Results, limit: int, extra_notes: list[str] | None = None, embedding: bool = True
+) -> str:
+    """The ``search`` / ``related`` answer: hits fitted to the budget, then notes
+    (``embedding``: the server computes missing embeddings itself)."""
+    fit_tool_hits(res, limit)
+    parts = [format_tool_hits(res)] if res else []
+    notes = [*(extra_notes or []), *_notes(res, embedding)]
+    if not res and res.query:
+        notes = [n if n != "no results" else f"no results for {res.query!r}" for n in notes]
+    if notes:
+        parts.append("\n".join(notes))
+    return "\n\n".join(parts)
+
+
+def read_text(ix: Any, file: str, start: int | None, end: int | None) -> str:
+    """The ``read`` tool's answer: ``path:A-B  (lang)`` then numbered lines, capped at
+    READ_MAX_LINES / READ_MAX_CHARS with a hint for the next page."""
+    path, start, end = split_target(file, start, end)
+    r = ix.read(path, start, end, max_lines=READ_MAX_LINES)  # one line: its whole chunk
+    if not r.chunks:
+        raise ScryError(f"no indexed lines in {r.path} at {start or 1}-{end or start or 1}")
+    body = format_read(r)
+    truncated = r.truncated
+    if len(body) > READ_MAX_CHARS:
+        kept = body[:READ_MAX_CHARS].rsplit("\n", 1)[0]
+        last = r.start_line + kept.count("\n")
+        body, truncated = kept, True
+        r = replace(r, end_line=last)
+    head = f"{show_name(r.path)}:{r.start_line}-{r.end_line}" + (f"  ({r.lang})" if r.lang else "")
+    out = [head, body]
+    if truncated:
+        out.append(
+            f'… capped: read(file="{r.path}", start_line={r.end_line + 1}, '
+            f"end_line={r.end_line + READ_MAX_LINES}) for more"
+        )
+    return "\n".join(out)
+
+
+def locate_text(matches: list[Match], text: str, limit: int) -> str:
+    """The ``locate`` tool's answer."""
+    if not matches:
+        return f"no matches for {text!r} in the indexed files"
+    out = format_locate(matches)
+    if len(matches) >= limit:
+        out += f"\n… {limit} matches shown; more may exist (raise limit, or narrow with path/lang)"
+    return out
+
+
+# -- status ------------------------------------------------------------------------------
+
+
+def duration(s: float) -> str:
+    """Seconds as a short human duration (``40s``, ``3 min``, ``1.5 h``)."""
+    if s < 1:
+        return "1s"
+    return f"{s:.0f}s" if s < 90 else f"{s / 60:.0f} min" if s < 5400 else f"{s / 3600:.1f} h"
+
+
+def status_lines(st: Status, service: list[str] | None = None) -> list[str]:
+    """``scry status`` and the MCP ``status`` tool as text, one fact per line;
+    ``service`` adds the server's own lines (sync, watcher, model) after the counts."""
+    fp = st.fingerprint
+    if st.last_sync:
+        ago = max(0.0, time.time() - st.last_sync)
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(st.last_sync))
+        when += f" ({duration(ago)} ago)"
+    else:
+        when = "never completed"
+    if st.writer_active:
+        when += "; a sync is running now"
+    vectors = f"vectors {st.vectors}"
+    if st.orphan_vectors:
+        vectors += f" (+{st.orphan_vectors} kept for reuse)"
+    if st.search == "hybrid":
+        search = "hybrid (lexical + dense): every chunk has its vector"
+    elif st.search == "hybrid-partial":
+        search = (
+            f"hybrid, but {st.pending} chunks ({st.pending_texts} texts) still wait for "
+            "embeddings: found lexically only (`scry index` embeds them)"
+        )
+    elif st.search == "lexical":
+        search = "lexical only: no embeddings yet (`scry index` computes them)"
+    else:
+        search = "nothing indexed"
+    lines = [
+        f"root      {st.root}",
+        f"index     {st.db} ({st.db_bytes / 1e6:.1f} MB)",
+        f"files     {st.files}   chunks {st.chunks}   symbols {st.symbols}   {vectors}",
+        f"search    {search}",
+        f"last sync {when}",
+        *(service or []),
+        f"model     {fp['embedder']} ({fp['embed_dim'] or '?'}-d)   chunker {fp['chunker']}   "
+        f"tokenizer {fp['tokenizer']}   schema {fp['schema']}   written by scrydb {fp['scrydb_version']}",
+    ]
+    if st.background:
+        b = st.background
+        lines.append(f"background an indexer is embedding now (pid {b['pid']}, log {b['log']})")
+    if st.reembed:
+        r = st.reembed
+        lines.append(
+            f"re-embed  {r['done']} of {r['total']} texts for {r['model']}; searches use the "
+            "previous model's vectors until it completes (`scry index`)"
+        )
+    if st.parse_fallbacks:
+        lines.append(
+            f"fallback  {len(st.parse_fallbacks)} files chunked as plain windows after a failed "
+            "parse: " + ", ".join(show_name(p) for p in st.parse_fallbacks[:5])
+        )
+    if st.langs:
+        lines.append("languages " + ", ".join(f"{k} {v}" for k, v in list(st.langs.items())[:10]))
+    if st.skipped:
+        lines.append("skipped   " + ", ".join(f"{k} {v}" for k, v in st.skipped.items()))
+    if st.stale is not None:
+        s = st.stale
+        if not any(s.values()):
+            lines.append("fresh     yes: the index matches the working tree")
+        else:
+            lines.append(
+                f"stale     {s['added']} new, {s['changed']} changed, {s['deleted']} deleted files "
+                f"(run `scry index`): " + ", ".join(st.stale_paths[:5])
+            )
+    if st.rebuild:
+        lines.append("rebuild   the next sync rebuilds: " + "; ".join(st.rebuild))
+    if st.git_tracked_skipped:
+        lines.append(
+            "git       tracked but not indexed: "
+            + ", ".join(f"{k} {v}" for k, v in st.git_tracked_skipped.items())
+        )
+    return lines
+
+
+def index_summary(root: object, rep: SyncReport) -> str:
+    """``scry index``'s summary line, whose numbers add up: the files the walk listed are
+    new, changed, unchanged or skipped by their content (binary, generated, secret,
+    unreadable); the paths the walk left out by name or ignore rules come apart."""
+    by_content = max(0, rep.files_seen - rep.files_added - rep.files_changed - rep.files_unchanged)
+    by_rules = max(0, sum(rep.skipped.values()) - by_content)
+    return (
+        f"indexed {root}: {rep.files_seen} files ({rep.files_added} new, "
+        f"{rep.files_changed} changed, {rep.files_unchanged} unchanged, {by_content} skipped "
+        f"by content), {rep.files_deleted} deleted; {by_rules} paths left out by name or "
+        f"ignore rules; {rep.chunks_written} chunks written, {rep.texts_embedded} embedded, "
+        f"{rep.seconds:.1f}s"
+    )

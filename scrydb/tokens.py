@@ -89,3 +89,10 @@ def path_texts(path: str) -> tuple[str, str]:
 def words(text: str) -> list[str]:
     """Identifier-ish runs of ``text`` in order (used to analyse queries)."""
     return _WORD_RUN.findall(text)
+
+
+def normalise_name(name: str) -> str:
+    """Symbol name -> squashed lower-case words (``getUserById`` == ``get_user_by_id``):
+    the form the symbol table is matched by."""
+    words = split_identifier(name)
+    return "".join(words) if words else name.lower()

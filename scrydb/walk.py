@@ -130,38 +130,59 @@ BINARY_EXTENSIONS = frozenset(
 #: Text formats that are data rather than code: never useful hits.
 DATA_EXTENSIONS = frozenset({"csv", "tsv", "svg", "ipynb", "log", "map", "min", "snap"})
 
-#: Names of secret-bearing files (skipped unless ``skip_secrets = false``).
-SECRET_PATTERNS = pathspec.GitIgnoreSpec.from_lines(
-    [
-        ".env",
-        ".env.*",
-        "*.env",
-        "!.env.example",
-        "!.env.sample",
-        "!.env.template",
-        "!.env.dist",
-        "*.pem",
-        "*.key",
-        "*.p12",
-        "*.pfx",
-        "*.ppk",
-        "*.jks",
-        "*.keystore",
-        "id_rsa*",
-        "id_dsa*",
-        "id_ecdsa*",
-        "id_ed25519*",
-        "!*.pub",
-        ".netrc",
-        ".git-credentials",
-        ".pgpass",
-        ".npmrc",
-        ".pypirc",
-        "credentials.json",
-        "*.kdbx",
-        ".htpasswd",
-    ]
+#: Names of secret-bearing files (skipped unless ``skip_secrets = false``): the one list,
+#: covering project secrets (.env, keys, tokens) and system credential files (password
+#: and group shadows, SSH host and user keys, password stores), so that a tree indexed by
+#: mistake (a home directory, /etc) never puts them in an index.
+SECRET_NAMES = (
+    ".env",
+    ".env.*",
+    "*.env",
+    "!.env.example",
+    "!.env.sample",
+    "!.env.template",
+    "!.env.dist",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.ppk",
+    "*.jks",
+    "*.keystore",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    "!*.pub",
+    ".netrc",
+    ".git-credentials",
+    ".pgpass",
+    ".npmrc",
+    ".pypirc",
+    "credentials",
+    "credentials.json",
+    "credentials.yml",
+    "credentials.yaml",
+    "credentials.csv",
+    "credentials.xml",
+    "credentials.yml.enc",
+    "*.kdbx",
+    "*.kdb",
+    ".htpasswd",
+    "shadow",
+    "shadow-",
+    "gshadow",
+    "gshadow-",
+    "master.passwd",
+    "ssh_host_*_key",
+    "*.keytab",
+    "secring.*",
+    "*.gpg",
+    ".docker/config.json",
+    ".vault-token",
+    "*.ovpn",
 )
+SECRET_PATTERNS = pathspec.GitIgnoreSpec.from_lines(SECRET_NAMES)
 
 _MINIFIED_NAME = re.compile(r"[.-]min\.(js|css|mjs)$|\.bundle\.js$|\.chunk\.js$", re.I)
 _GENERATED = re.compile(
@@ -202,6 +223,20 @@ class WalkResult:
     #: Directories (relative; "" is the root) that exist but could not be listed: what
     #: the index holds under them is kept, not taken for deleted.
     unlisted: list[str] = field(default_factory=list)
+    #: The skipped paths per reason (directories end in "/"), the first SKIP_PATHS_KEPT
+    #: of each: ``scry status --skipped`` lists them.
+    skipped_paths: dict[str, list[str]] = field(default_factory=dict)
+
+    def skip(self, reason: str, rel: str) -> None:
+        """Count one skipped path (and remember it)."""
+        self.skipped[reason] += 1
+        kept = self.skipped_paths.setdefault(reason, [])
+        if len(kept) < SKIP_PATHS_KEPT:
+            kept.append(rel)
+
+
+#: Skipped paths remembered per reason (the counts are exact beyond it).
+SKIP_PATHS_KEPT = 10_000
 
 
 class IgnoreRules:
@@ -256,21 +291,80 @@ class IgnoreRules:
         return False
 
 
+class Selector:
+    """The one rule for what gets indexed, by name and stat: the walk asks it about each
+    entry it meets, and ``scry status`` (which files git tracks that the index lacks, and
+    why) and the watcher (which events matter) ask it about any path. The ignore files
+    it needs are loaded on demand, directory by directory.
+    """
+
+    def __init__(self, root: Path, cfg: IndexConfig) -> None:
+        self.root = root
+        self.cfg = cfg
+        self.rules = IgnoreRules(root, cfg)
+        self._loaded: set[str] = set()
+        self._dirs: dict[str, str | None] = {}
+
+    def load(self, rel_dir: str, abs_dir: Path | None = None) -> None:
+        """Read a directory's .gitignore / .scryignore (once)."""
+        if rel_dir not in self._loaded:
+            self._loaded.add(rel_dir)
+            self.rules.load_dir(rel_dir, abs_dir or (self.root / rel_dir if rel_dir else self.root))
+
+    def dir_reason(self, rel: str, name: str) -> str | None:
+        """Why the directory ``rel`` is not entered (None: it is). Its parent's ignore
+        files must be loaded."""
+        include = self.rules.include
+        if name in NOISE_DIRS or name.endswith(".egg-info") or name.startswith("bazel-"):
+            if not (include is not None and include.match_file(rel + "/")):
+                return "noise-dir"
+        if os.path.exists(os.path.join(self.root, rel, "pyvenv.cfg")):
+            return "noise-dir"  # a virtualenv, whatever its name
+        if self.rules.ignored(rel, True):
+            return "ignored"
+        return None
+
+    def file_reason(self, rel: str, name: str, size: int) -> str | None:
+        """Why the regular file ``rel`` is skipped by name or size (None: it is kept).
+        Its directory's ignore files must be loaded."""
+        reason = name_reason(rel, name, size, self.cfg)
+        if reason is None and self.rules.ignored(rel, False):
+            reason = "ignored"
+        return reason
+
+    def reason(self, rel: str, size: int | None = None, is_dir: bool = False) -> str | None:
+        """Why any path ``rel`` (relative POSIX) is not indexed, judged from its
+        directories down (None: the walk would list it, or enter it when ``is_dir``).
+        ``size`` None: the size is not judged."""
+        parts = rel.split("/")
+        self.load("")
+        for i in range(1, len(parts) + is_dir):
+            d = "/".join(parts[:i])
+            if d not in self._dirs:
+                self._dirs[d] = self.dir_reason(d, parts[i - 1])
+            if self._dirs[d] is not None:
+                return self._dirs[d]
+            self.load(d)
+        if is_dir:
+            return None
+        return self.file_reason(rel, parts[-1], 0 if size is None else size)
+
+
 def walk(root: str | os.PathLike[str], cfg: IndexConfig | None = None) -> WalkResult:
     """List the indexable files under ``root`` by name and stat (no file is read)."""
     cfg = cfg or IndexConfig()
     root_path = Path(root)
-    rules = IgnoreRules(root_path, cfg)
+    select = Selector(root_path, cfg)
     result = WalkResult()
     stack: list[str] = [""]
     while stack:
         rel_dir = stack.pop()
         abs_dir = root_path / rel_dir if rel_dir else root_path
-        rules.load_dir(rel_dir, abs_dir)
+        select.load(rel_dir, abs_dir)
         try:
             entries = list(os.scandir(abs_dir))
         except OSError as e:
-            result.skipped[failure_reason(e)] += 1
+            result.skip(failure_reason(e), rel_dir + "/")
             if not isinstance(e, FileNotFoundError):
                 result.unlisted.append(rel_dir)
             continue
@@ -279,37 +373,31 @@ def walk(root: str | os.PathLike[str], cfg: IndexConfig | None = None) -> WalkRe
             rel = f"{rel_dir}/{name}" if rel_dir else name
             if not _utf8_name(name):
                 # Bytes that are not UTF-8 (``\xff``) cannot be stored, shown or asked for.
-                result.skipped["bad-name"] += 1
+                result.skip("bad-name", rel)
                 continue
             try:
                 if entry.is_symlink():
-                    result.skipped["symlink"] += 1
+                    result.skip("symlink", rel)
                     continue
                 st = entry.stat(follow_symlinks=False)
             except OSError as e:
-                result.skipped[failure_reason(e)] += 1
+                result.skip(failure_reason(e), rel)
                 continue
             if stat.S_ISDIR(st.st_mode):
-                if name in NOISE_DIRS or name.endswith(".egg-info") or name.startswith("bazel-"):
-                    if not (rules.include and rules.include.match_file(rel + "/")):
-                        result.skipped["noise-dir"] += 1
-                        continue
-                if os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):
-                    result.skipped["noise-dir"] += 1
-                    continue
-                if rules.ignored(rel, True):
-                    result.skipped["ignored"] += 1
+                if name == ".git" and not rel_dir:
+                    continue  # the repository's own database: not a skip worth counting
+                why = select.dir_reason(rel, name)
+                if why is not None:
+                    result.skip(why, rel + "/")
                     continue
                 stack.append(rel)
                 continue
             if not stat.S_ISREG(st.st_mode):
-                result.skipped["special"] += 1
+                result.skip("special", rel)
                 continue
-            reason = name_reason(rel, name, st.st_size, cfg)
-            if reason is None and rules.ignored(rel, False):
-                reason = "ignored"
+            reason = select.file_reason(rel, name, st.st_size)
             if reason is not None:
-                result.skipped[reason] += 1
+                result.skip(reason, rel)
                 continue
             result.files.append(WalkedFile(rel, st.st_size, st.st_mtime_ns))
     result.files.sort(key=lambda f: f.path)

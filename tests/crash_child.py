@@ -28,7 +28,9 @@ import apsw
 from synth_repo import FakeEmbedder
 
 import scrydb
-from scrydb import sync as sync_mod
+from scrydb.sync import embedding as sync_embedding
+from scrydb.sync import lexical as sync_lexical
+from scrydb.sync import models as sync_models
 
 EMBEDDER_ID = "fake:crash"
 DIM = 16
@@ -42,9 +44,9 @@ def die() -> None:
 def main() -> None:
     repo, db, point = sys.argv[1], sys.argv[2], sys.argv[3]
     kind, _, arg = point.partition(":")
-    sync_mod.LEXICAL_BATCH_FILES = BATCH
-    if hasattr(sync_mod, "EMBED_COMMIT"):
-        sync_mod.EMBED_COMMIT = BATCH
+    sync_lexical.LEXICAL_BATCH_FILES = BATCH
+    sync_embedding.EMBED_COMMIT = BATCH
+    sync_models.EMBED_COMMIT = BATCH
     counts = {"statements": 0, "commits": 0}
 
     def tracer(_cursor: object, sql: str, _bindings: object) -> bool:

@@ -34,7 +34,7 @@ def test_lexical_sync_then_incremental(sample_repo: Path, tmp_path: Path) -> Non
         rep3 = ix.sync(embed=False)
         assert rep3.files_changed == 1 and rep3.files_deleted == 1
         assert ix.store.scalar("SELECT count(*) FROM files WHERE path = 'svc/main.go'") == 0
-        assert ix.locate("DEFAULT_TIMEOUT = 99")[0]["path"] == "app/config.py"
+        assert ix.locate("DEFAULT_TIMEOUT = 99")[0].path == "app/config.py"
 
 
 def test_touch_without_change_does_not_rechunk(sample_repo: Path, tmp_path: Path) -> None:
@@ -91,21 +91,25 @@ def test_read_serves_only_indexed_files(sample_repo: Path, tmp_path: Path) -> No
 def test_locate_is_literal(sample_repo: Path, tmp_path: Path) -> None:
     with scrydb.open(sample_repo, db=tmp_path / "l.db") as ix:
         ix.sync(embed=False)
-        assert ix.locate("2 ** attempt")[0]["path"] == "app/retry.py"
+        assert ix.locate("2 ** attempt")[0].path == "app/retry.py"
         assert ix.locate(".*") == []  # not a regex
         assert ix.locate("%") == []  # not a LIKE pattern
         assert len(ix.locate("userrepository", ignore_case=True)) >= 1
         assert ix.locate("userrepository") == []
-        assert all(m["path"].endswith(".go") for m in ix.locate("func", lang="go"))
+        assert all(m.path.endswith(".go") for m in ix.locate("func", lang="go"))
         with pytest.raises(ScryError):
             ix.locate("")
 
 
 @pytest.mark.slow
-def test_related_prefers_other_chunks(sample_index: scrydb.Index) -> None:
-    res = sample_index.related("svc/cache.go", 25, k=3)
-    assert len(res) == 3
-    assert all(not (h.path == "svc/cache.go" and h.start_line <= 25 <= h.end_line) for h in res)
+def test_related_lists_other_files_first(sample_index: scrydb.Index) -> None:
+    res = sample_index.related("app/users.py", 20, k=10)
+    assert len(res) >= 3
+    assert all(not (h.path == "app/users.py" and h.start_line <= 20 <= h.end_line) for h in res)
+    same = [i for i, h in enumerate(res) if h.path == "app/users.py"]
+    other = [i for i, h in enumerate(res) if h.path != "app/users.py"]
+    assert other and same, [h.location for h in res]  # the sample has both kinds
+    assert max(other) < min(same), [h.location for h in res]
 
 
 @pytest.mark.slow

@@ -13,7 +13,7 @@ from conftest import run_scry
 from servers import ModelServer
 
 import scrydb
-from scrydb.check import check_cmd
+from scrydb.cli.check import check_cmd
 
 pytestmark = pytest.mark.slow
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 import random
 import textwrap
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import scrydb.chunk.code as code_mod
-from scrydb.chunk import CHUNKER_VERSION, Chunk, chunk_file
+from scrydb.chunk import Chunk, chunk_file
 from scrydb.chunk import assemble as asm
 from scrydb.chunk.code import compiled_query
 from scrydb.chunk.specs import SPECS
@@ -121,13 +122,17 @@ def backoff(attempt: int) -> float:
 def noop():
     pass
 ''',
-        whole=[(1, 7, "code", None), (10, 29, "class", "Client"), (32, 39, "function", "backoff")],
+        whole=[
+            (1, 7, "code", None),
+            (10, 29, "class", "Client"),
+            (32, 39, "function", "backoff, noop"),
+        ],
         split=[
             (1, 7, "code", None),
             (10, 13, "class", "Client"),
             (15, 18, "method", "Client.__init__"),
-            (20, 29, "method", "Client.send"),
-            (32, 39, "function", "backoff"),
+            (20, 29, "method", "Client.send, Client.close"),
+            (32, 39, "function", "backoff, noop"),
         ],
         defs=[
             ("DEFAULT_TIMEOUT", "constant", 6),
@@ -249,13 +254,13 @@ export const formatUser = (u: User): string => {
 """,
         whole=[
             (1, 7, "interface", "User"),
-            (9, 15, "enum", "Role"),
+            (9, 15, "enum", "UserId, Role"),
             (17, 29, "class", "UserService"),
             (31, 34, "function", "formatUser"),
         ],
         split=[
             (1, 7, "interface", "User"),
-            (9, 15, "enum", "Role"),
+            (9, 15, "enum", "UserId, Role"),
             (17, 21, "class", "UserService"),
             (23, 29, "method", "UserService.find"),
             (31, 34, "function", "formatUser"),
@@ -316,14 +321,14 @@ export function UserCard({ user }: { user: User }) {
 """,
         whole=[
             (1, 7, "interface", "User"),
-            (9, 15, "enum", "Role"),
+            (9, 15, "enum", "UserId, Role"),
             (17, 29, "class", "UserService"),
             (31, 34, "function", "formatUser"),
             (36, 39, "function", "UserCard"),
         ],
         split=[
             (1, 7, "interface", "User"),
-            (9, 15, "enum", "Role"),
+            (9, 15, "enum", "UserId, Role"),
             (17, 21, "class", "UserService"),
             (23, 29, "method", "UserService.find"),
             (31, 34, "function", "formatUser"),
@@ -385,13 +390,13 @@ type Sender interface {
             (1, 9, "code", None),
             (11, 15, "struct", "Client"),
             (17, 24, "method", "Client.Send"),
-            (26, 36, "function", "New"),
+            (26, 36, "function", "New, Sender"),
         ],
         split=[
             (1, 9, "code", None),
             (11, 15, "struct", "Client"),
             (17, 24, "method", "Client.Send"),
-            (26, 36, "function", "New"),
+            (26, 36, "function", "New, Sender"),
         ],
         defs=[
             ("ErrClosed", "variable", 9),
@@ -517,12 +522,12 @@ interface Repo {
     User find(long id);
 }
 """,
-        whole=[(1, 4, "code", None), (6, 36, "class", "UserRepository")],
+        whole=[(1, 4, "code", None), (6, 36, "class", "UserRepository, Repo")],
         split=[
             (1, 4, "code", None),
             (6, 15, "class", "UserRepository"),
             (17, 24, "method", "UserRepository.find"),
-            (26, 36, "class", "UserRepository.Entry"),
+            (26, 36, "class", "UserRepository.Entry, Repo"),
         ],
         defs=[
             ("UserRepository", "class", 10),
@@ -699,12 +704,12 @@ namespace Shop.Orders
     public enum Status { New, Paid, Shipped }
 }
 """,
-        whole=[(1, 26, "class", "OrderService"), (28, 35, "interface", "IOrderService")],
+        whole=[(1, 26, "class", "OrderService"), (28, 35, "interface", "IOrderService, Status")],
         split=[
             (1, 10, "class", "OrderService"),
-            (12, 18, "method", "OrderService.OrderService"),
+            (12, 18, "method", "OrderService.Count, OrderService.OrderService"),
             (20, 26, "method", "OrderService.Place"),
-            (28, 35, "interface", "IOrderService"),
+            (28, 35, "interface", "IOrderService, Status"),
         ],
         defs=[
             ("Shop.Orders", "namespace", 4),
@@ -750,12 +755,12 @@ def helper(x)
   x * 2
 end
 """,
-        whole=[(1, 27, "class", "Billing.Invoice")],
+        whole=[(1, 27, "class", "Billing.Invoice, helper")],
         split=[
             (1, 6, "class", "Billing.Invoice"),
             (8, 11, "method", "Billing.Invoice.initialize"),
             (13, 16, "method", "Billing.Invoice.total"),
-            (18, 27, "method", "Billing.Invoice.load"),
+            (18, 27, "method", "Billing.Invoice.load, helper"),
         ],
         defs=[
             ("Billing", "module", 3),
@@ -873,7 +878,7 @@ fun String.shout(): String {
         whole=[
             (1, 28, "class", "Client"),
             (30, 33, "interface", "Transport"),
-            (35, 41, "object", "Registry"),
+            (35, 41, "object", "Registry, String.shout"),
         ],
         split=[
             (1, 10, "class", "Client"),
@@ -881,7 +886,7 @@ fun String.shout(): String {
             (20, 23, "object", "Client.Companion"),
             (25, 28, "method", "Client.close"),
             (30, 33, "interface", "Transport"),
-            (35, 41, "object", "Registry"),
+            (35, 41, "object", "Registry, String.shout"),
         ],
         defs=[
             ("Client", "class", 8),
@@ -942,14 +947,14 @@ protocol Drawable {
         whole=[
             (1, 18, "class", "ImageCache"),
             (20, 29, "struct", "Point"),
-            (31, 37, "impl", "Point"),
+            (31, 37, "impl", "Point, Drawable"),
         ],
         split=[
             (1, 5, "class", "ImageCache"),
             (7, 10, "method", "ImageCache.init"),
             (12, 18, "method", "ImageCache.image"),
             (20, 29, "struct", "Point"),
-            (31, 37, "impl", "Point"),
+            (31, 37, "impl", "Point, Drawable"),
         ],
         defs=[
             ("ImageCache", "class", 4),
@@ -998,8 +1003,16 @@ trait Discount {
 
 case class Item(name: String, price: BigDecimal)
 """,
-        whole=[(1, 18, "class", "Cart"), (20, 25, "object", "Cart"), (27, 31, "trait", "Discount")],
-        split=[(1, 18, "class", "Cart"), (20, 25, "object", "Cart"), (27, 31, "trait", "Discount")],
+        whole=[
+            (1, 18, "class", "Cart"),
+            (20, 25, "object", "Cart"),
+            (27, 31, "trait", "Discount, Item"),
+        ],
+        split=[
+            (1, 18, "class", "Cart"),
+            (20, 25, "object", "Cart"),
+            (27, 31, "trait", "Discount, Item"),
+        ],
         defs=[
             ("Cart", "class", 6),
             ("Cart.add", "method", 9),
@@ -1110,7 +1123,7 @@ end
         split=[
             (1, 6, "module", "Shop.Cart"),
             (8, 13, "function", "Shop.Cart.add"),
-            (15, 22, "function", "Shop.Cart.total"),
+            (15, 22, "function", "Shop.Cart.total, Shop.Cart.round2"),
         ],
         defs=[
             ("Shop.Cart", "module", 1),
@@ -1157,14 +1170,14 @@ largest xs = Just (last (sortOn area xs))
         whole=[
             (1, 6, "code", None),
             (8, 12, "type", "Shape"),
-            (14, 21, "function", "area"),
-            (23, 30, "impl", "Scalable"),
+            (14, 21, "function", "area, Scalable"),
+            (23, 30, "impl", "Scalable, largest"),
         ],
         split=[
             (1, 6, "code", None),
             (8, 12, "type", "Shape"),
-            (14, 21, "function", "area"),
-            (23, 30, "impl", "Scalable"),
+            (14, 21, "function", "area, Scalable"),
+            (23, 30, "impl", "Scalable, largest"),
         ],
         defs=[
             ("Shape", "type", 9),
@@ -1215,12 +1228,12 @@ end # module
 ''',
         whole=[
             (1, 12, "struct", "Shapes.Circle"),
-            (14, 20, "function", "Shapes.area"),
+            (14, 20, "function", "Shapes.area, Shapes.Base.show"),
             (22, 29, "macro", "Shapes.twice"),
         ],
         split=[
             (1, 12, "struct", "Shapes.Circle"),
-            (14, 20, "function", "Shapes.area"),
+            (14, 20, "function", "Shapes.area, Shapes.Base.show"),
             (22, 29, "macro", "Shapes.twice"),
         ],
         defs=[
@@ -1306,7 +1319,7 @@ def test_every_language_case_present() -> None:
 def _chunk_of(case_lang: str, symbol: str) -> Chunk:
     case = next(c for c in CASES if c.lang == case_lang)
     chunks = chunk_file(case.path, case.source, case.lang)
-    return next(c for c in chunks if c.symbol == symbol)
+    return next(c for c in chunks if c.symbol == symbol or symbol in c.peers)
 
 
 @pytest.mark.parametrize(
@@ -1381,9 +1394,11 @@ def test_big_class_splits_into_header_and_methods() -> None:
     assert 'name: str = "big"' in header.content
     assert "def method_0" not in header.content
     methods = [c for c in chunks if c.kind == "method"]
-    assert [c.symbol for c in methods[:12]] == [f"Big.method_{i}" for i in range(12)]
+    assert [c.symbol for c in methods[:11]] == [f"Big.method_{i}" for i in range(11)]
     assert all(c.content.lstrip().startswith("def method_") for c in methods[:12])
-    # The nested class is a small member: it joins its neighbour but keeps its symbols.
+    # The nested class is a small member: it joins its neighbour, which is then named
+    # by both, and keeps its symbols.
+    assert methods[11].symbol == "Big.method_11, Big.Inner"
     quals = [d.qualname for c in chunks for d in c.defs]
     assert "Big.Inner" in quals and "Big.Inner.deep" in quals
 
@@ -1474,10 +1489,11 @@ def test_module_code_grouped_and_tiny_spans_merged() -> None:
     chunks = chunk_file("m.py", text, "python")
     check_invariants(text, chunks)
     # Imports and constants are one code chunk; the 2-line function joins the
-    # smaller of its (equally distant) neighbours; 4-line functions stay apart.
+    # smaller of its (equally distant) neighbours, which is then named by both;
+    # 4-line functions stay apart.
     assert spans(chunks) == [
         (1, 6, "code", None),
-        (9, 16, "function", "real"),
+        (9, 16, "function", "two_lines, real"),
         (19, 22, "function", "other_real"),
     ]
     assert ("two_lines", "function", 9) in defs_of(chunks)
@@ -1806,5 +1822,155 @@ def test_invariants_under_edits(case: Case) -> None:
         check_invariants(text, chunk_file(case.path, text, case.lang))
 
 
-def test_chunker_version_bumped() -> None:
-    assert CHUNKER_VERSION != "0-windows"
+# -- small definitions merged into one chunk (issue 12, item 6) ---------------------------
+
+ERRORS_PY = '''"""Errors raised by the console."""
+
+
+class ConsoleError(Exception):
+    """An error in console operation."""
+
+
+class MarkupError(ConsoleError):
+    """Markup was badly formatted."""
+
+
+class StyleError(Exception):
+    pass
+'''
+
+APPENDED_PY = """class Bar:
+    def a(self):
+        return 1
+
+    def b(self):
+        return 2
+
+
+def helper():
+    return Bar()
+"""
+
+
+def test_merged_peer_definitions_are_all_named() -> None:
+    """Tiny classes merged into one chunk: the label names every one of them (not the
+    first one's), and each keeps its own line in the symbol table."""
+    chunks = chunk_file("errors.py", ERRORS_PY, "python")
+    check_invariants(ERRORS_PY, chunks)
+    assert spans(chunks) == [(1, 13, "class", "ConsoleError, MarkupError, StyleError")]
+    assert defs_of(chunks) == [
+        ("ConsoleError", "class", 4),
+        ("MarkupError", "class", 8),
+        ("StyleError", "class", 12),
+    ]
+    assert chunks[0].index_names() == ["ConsoleError", "MarkupError", "StyleError"]
+
+
+def test_function_appended_after_a_class_is_named() -> None:
+    """A small function merged into the class above it does not become ``class Bar``."""
+    chunks = chunk_file("bar.py", APPENDED_PY, "python")
+    check_invariants(APPENDED_PY, chunks)
+    assert spans(chunks) == [(1, 10, "class", "Bar, helper")]
+    assert defs_of(chunks) == [
+        ("Bar", "class", 1),
+        ("Bar.a", "method", 2),
+        ("Bar.b", "method", 5),
+        ("helper", "function", 9),
+    ]
+    # The lexical index gets every definition once, as before.
+    assert chunks[0].index_names() == ["Bar", "helper", "Bar.a", "Bar.b"]
+
+
+def test_one_owner_keeps_a_single_name(tiny_limits: None) -> None:
+    """A class header merged with its first method, or a class with its methods, is
+    the class's chunk: members do not join the label."""
+    whole = "class VectorIndex:\n    def __init__(self):\n        self.x = 1\n"
+    assert spans(chunk_file("v.py", whole, "python")) == [(1, 3, "class", "VectorIndex")]
+    big = "class Big:\n    x = 1\n\n" + "".join(
+        f"    def method{i}(self, value):\n"
+        + "".join(f"        value = value + {j}  # step {j} of the work\n" for j in range(6))
+        + "        return value\n\n"
+        for i in range(3)
+    )
+    chunks = chunk_file("big.py", big, "python")
+    check_invariants(big, chunks)
+    assert (chunks[0].kind, chunks[0].symbol) == ("class", "Big")
+    assert all(", " not in (c.symbol or "") for c in chunks)
+
+
+def test_small_members_merged_are_all_named(tiny_limits: None) -> None:
+    """Two tiny methods of a class laid out member by member share a chunk: both named."""
+    text = (
+        "class Big:\n"
+        + "".join(f"    field_{i}: int = {i}  # a documented field\n" for i in range(8))
+        + "\n    def first(self):\n        return 1\n\n    def second(self):\n        return 2\n"
+    )
+    chunks = chunk_file("big.py", text, "python")
+    check_invariants(text, chunks)
+    last = chunks[-1]
+    assert [d.qualname for d in last.defs] == ["Big.first", "Big.second"]
+    assert (last.kind, last.symbol) == ("method", "Big.first, Big.second")
+
+
+def test_many_merged_definitions_are_counted() -> None:
+    """A run of tiny definitions merged into one chunk: the label names the first few
+    and counts the rest; all of them stay in ``peers`` and the lexical index."""
+    text = "\n\n".join(f"def f{i}():\n    pass" for i in range(9)) + "\n"
+    chunks = chunk_file("m.py", text, "python")
+    check_invariants(text, chunks)
+    assert spans(chunks) == [(1, 26, "function", "f0, f1, f2, f3, f4, +4 more")]
+    assert chunks[0].peers == [f"f{i}" for i in range(9)]
+    assert chunks[0].index_names() == [f"f{i}" for i in range(9)]
+
+
+def test_include_guard_and_namespace_name_nothing() -> None:
+    """``#define X_H`` and a namespace's braces merged into a chunk add no name."""
+    c_text = "#ifndef X_H\n#define X_H\nint f(int x)\n{\n    return x;\n}\n#endif\n"
+    assert [c.symbol for c in chunk_file("x.h", c_text, "c")] == ["f"]
+    cs_text = "namespace Shop\n{\n    public class A\n    {\n        int x;\n    }\n}\n"
+    assert [c.symbol for c in chunk_file("a.cs", cs_text, "csharp")] == ["A"]
+
+
+def test_markdown_labels_are_not_split() -> None:
+    """Only definitions are listed: a heading holding ", " stays one name."""
+    c = Chunk(1, 2, "section", "Install, configure", "# Install, configure\ntext")
+    assert c.index_names() == ["Install, configure"]
+
+
+def test_search_names_the_matched_definition(tmp_path: Path) -> None:
+    """A query naming one of the definitions a chunk holds gets a hit labelled with it,
+    anchored at its line; the symbol table has each definition at its own line."""
+    from synth_repo import FakeEmbedder
+
+    import scrydb
+
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / ".scry.toml").write_text("", encoding="utf-8")
+    (repo / "pkg" / "errors.py").write_text(ERRORS_PY, encoding="utf-8")
+    (repo / "pkg" / "bar.py").write_text(APPENDED_PY, encoding="utf-8")
+    with scrydb.open(repo, db=tmp_path / "i.db", embedder=FakeEmbedder()) as ix:
+        ix.sync()
+        rows = ix.store.rows("SELECT name, kind, line FROM symbols ORDER BY name")
+        assert sorted(rows) == sorted(
+            [
+                ("ConsoleError", "class", 4),
+                ("MarkupError", "class", 8),
+                ("StyleError", "class", 12),
+                ("Bar", "class", 1),
+                ("a", "method", 2),
+                ("b", "method", 5),
+                ("helper", "function", 9),
+            ]
+        )
+        for query, path, kind, symbol, line in (
+            ("MarkupError", "pkg/errors.py", "class", "MarkupError", 8),
+            ("StyleError", "pkg/errors.py", "class", "StyleError", 12),
+            ("helper", "pkg/bar.py", "function", "helper", 9),
+        ):
+            hit = ix.search(query, k=3)[0]
+            assert (hit.path, hit.kind, hit.symbol) == (path, kind, symbol), query
+            assert hit.anchor_line == line, query
+        # A query that names none of them shows the chunk's own label.
+        hit = next(h for h in ix.search("badly formatted markup", k=5) if h.path == "pkg/errors.py")
+        assert hit.symbol == "ConsoleError, MarkupError, StyleError"

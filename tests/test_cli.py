@@ -85,7 +85,7 @@ def test_explain_and_budget(cli_repo: tuple[Path, dict[str, str]]) -> None:
 
 def test_no_results_exit_1(cli_repo: tuple[Path, dict[str, str]]) -> None:
     repo, env = cli_repo
-    r = run_scry("search", "cache", "--lang", "cobol", cwd=repo, env=env)
+    r = run_scry("search", "cache", "--lang", "kotlin", cwd=repo, env=env)
     assert r.returncode == 1
     assert "no results" in r.stderr
 
@@ -96,7 +96,7 @@ def test_errors_are_one_line_exit_2(cli_repo: tuple[Path, dict[str, str]], tmp_p
         (["search", ""], "empty query"),
         (["index", str(tmp_path / "missing")], "no such directory"),
         (["read", "../etc/passwd"], "refused path"),
-        (["read", "/etc/passwd"], "refused path"),
+        (["read", "/etc/passwd"], "outside the repository"),
         (["read", "app/nope.py"], "not an indexed file"),
         (["related", "app/retry.py"], "give a line"),
     ]

@@ -200,7 +200,7 @@ def test_searchers_indexers_and_a_watcher_on_a_moving_tree(endpoint: str, tmp_pa
     with scrydb.open(repo, db=db, config=cfg) as ix:
         assert_consistent(ix)
         assert not ix.sync().changed  # nothing was left for a later sync
-        found = {m["text"].split(" =")[0] for m in ix.locate("MARKER_", k=100_000)}
+        found = {m.text.split(" =")[0] for m in ix.locate("MARKER_", k=100_000)}
         on_disk = {
             line.split(" =")[0]
             for p in repo.rglob("*.py")

@@ -147,3 +147,39 @@ kind = "nl"
     bad.write_text("[[case]]\nquery = 'x'\n")
     r4 = run_scry("eval", str(bad))
     assert r4.returncode == 2 and "case 1" in r4.stderr and "Traceback" not in r4.stderr
+
+
+def test_latency_is_each_cases_median_over_all_runs() -> None:
+    from scrydb.evaluate import CaseResult, median_seconds
+
+    case = Case(1, "q", [Target.parse("a.py")])
+
+    def runs(*per_run: tuple[float, ...]) -> list[list[CaseResult]]:
+        return [[CaseResult(case, 1, 1.0, s) for s in run] for run in per_run]
+
+    # 3 runs: the middle value, not a running pairwise median (which gives 2.5 here).
+    assert median_seconds(runs((1.0, 10.0), (5.0, 20.0), (3.0, 30.0))) == [3.0, 20.0]
+    # 4 runs: the mean of the two middle values.
+    assert median_seconds(runs((1.0,), (9.0,), (3.0,), (5.0,))) == [4.0]
+    assert median_seconds(runs((2.0, 4.0))) == [2.0, 4.0]
+
+
+def test_split_rule_halves_each_kind(tmp_path: Path) -> None:
+    from scrydb.evaluate import only_half
+
+    cases = "".join(
+        f'[[case]]\nquery = "q{i}"\nexpect = ["a.py"]\nkind = "{kind}"\n\n'
+        for i, kind in enumerate(["nl", "nl", "identifier", "nl", "identifier"])
+    )
+    p = tmp_path / "s.toml"
+    p.write_text('[meta]\nsplit = "alternate"\n\n' + cases)
+    gs = load_set(p)
+    assert [c.half for c in gs.cases] == ["dev", "test", "dev", "dev", "test"]
+    assert [c.query for c in only_half(gs, "test").cases] == ["q1", "q4"]
+    assert len(only_half(gs, "all").cases) == 5
+    p.write_text('[meta]\nsplit = "random"\n\n' + cases)
+    with pytest.raises(ScryError, match="unknown \\[meta\\] split"):
+        load_set(p)
+    p.write_text("[meta]\n\n" + cases)
+    with pytest.raises(ScryError, match="no \\[meta\\] split"):
+        only_half(load_set(p), "dev")

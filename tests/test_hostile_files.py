@@ -28,9 +28,9 @@ from synth_repo import FakeEmbedder, assert_consistent
 
 import scrydb
 from scrydb import langs
-from scrydb import sync as sync_mod
 from scrydb.chunk.specs import SPECS
 from scrydb.config import Config
+from scrydb.sync import changes as sync_changes
 from scrydb.sync import decode
 from scrydb.walk import META_FILES, NOISE_DIRS, classify_content, name_reason
 
@@ -229,7 +229,7 @@ def test_fixed_hostile_files_are_indexed_or_skipped_with_a_reason(tmp_path: Path
         assert ix.search("handler_newline", k=3, mode="lexical")[0].path == "names/new\nline.py"
         for rel in ("names/~tilde.py", "names/back\\slash.py", "names/ leading space.py"):
             assert ix.read(rel).path == rel  # odd but real names are served exactly
-        assert ix.locate("handler_bom16be")[0]["path"] == "enc/bom16be.py"
+        assert ix.locate("handler_bom16be")[0].path == "enc/bom16be.py"
 
         again = ix.sync()
         assert not again.changed and again.skipped == rep.skipped
@@ -327,7 +327,7 @@ def test_file_vanishing_mid_walk_and_mid_sync(tmp_path: Path) -> None:
             rep = ix.sync(embed=False)
         assert rep.skipped["vanished"] == 1
         # Walked, then deleted before it is read.
-        real_walk = sync_mod.walk
+        real_walk = sync_changes.walk
         (root / "b" / "five.py").write_text("def five():\n    return 5\n")
 
         def walk_then_delete(*a: object, **kw: object) -> object:
@@ -336,7 +336,7 @@ def test_file_vanishing_mid_walk_and_mid_sync(tmp_path: Path) -> None:
             return res
 
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(sync_mod, "walk", walk_then_delete)
+            mp.setattr(sync_changes, "walk", walk_then_delete)
             rep = ix.sync(embed=False)
         assert rep.skipped["vanished"] == 1
         assert_consistent(ix)
@@ -441,7 +441,7 @@ def test_generated_contents_are_indexed_or_skipped(
         words = [w for w in decode(data).split() if "\x00" not in w]
         if want == "indexed" and words:
             ix.search(words[len(words) // 2][:500], k=3)
-            assert any(m["path"] == rel for m in ix.locate(words[0][:500], k=10_000)), rel
+            assert any(m.path == rel for m in ix.locate(words[0][:500], k=10_000)), rel
     assert rep.pending == 0
     assert ix.store.scalar("PRAGMA quick_check") == "ok"
 
@@ -505,9 +505,13 @@ def test_generated_names_are_indexed_or_skipped(
     assert rep.skipped.get("bad-name", 0) == sum(1 for w in expected.values() if w == "bad-name")
 
 
-def test_report_generated_counts() -> None:
-    """Prints how many hostile files and names this run generated (``-s``)."""
+def test_every_kind_of_hostile_file_was_generated() -> None:
+    """The hypothesis runs above really produced each kind of hostile input (a strategy
+    that silently generated nothing would make them pass vacuously); ``-s`` shows the
+    counts."""
     print(f"\nhostile files: {dict(GENERATED)}")
+    assert GENERATED, "no hostile file was generated"
+    assert all(n > 0 for n in GENERATED.values()), dict(GENERATED)
 
 
 def test_indexed_file_that_turns_hostile_leaves_the_index(tmp_path: Path) -> None:

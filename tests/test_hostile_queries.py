@@ -137,11 +137,19 @@ def _paths(ix: scrydb.Index) -> set[str]:
 def _sane_search(ix: scrydb.Index, q: str, **kw: object) -> None:
     ASKED["search"] += 1
     k = int(kw.get("k", 10))  # type: ignore[call-overload]
+    if k < 1:
+        with pytest.raises(ValueError, match="k must be at least 1"):
+            ix.search(q, **kw)  # type: ignore[arg-type]
+        return
     try:
         res = ix.search(q, **kw)  # type: ignore[arg-type]
     except ScryError as e:
         msg = str(e)
-        assert (not q.strip() and "empty query" in msg) or "filter" in msg, (q[:50], msg)
+        assert (
+            (not q.strip() and "empty query" in msg)
+            or "filter" in msg
+            or ("unknown language" in msg and len(msg.splitlines()) == 1)
+        ), (q[:50], msg)
         return
     assert isinstance(res, scrydb.Results) and len(res) <= max(1, min(k, 1000))
     indexed = _paths(ix)
@@ -158,7 +166,7 @@ def _sane_locate(ix: scrydb.Index, text: str, ignore_case: bool = False, k: int 
         assert not text.strip() or "\n" in text, (text[:50], e)
         return
     want = brute_locate(ix, text, ignore_case)[:k]
-    assert [(m["path"], m["line"]) for m in got] == want, text[:50]
+    assert [(m.path, m.line) for m in got] == want, text[:50]
 
 
 def brute_locate(ix: scrydb.Index, text: str, ignore_case: bool) -> list[tuple[str, int]]:
@@ -258,9 +266,9 @@ def test_fixed_hostile_queries_through_every_door(hostile_ix: scrydb.Index) -> N
 
 def test_unicode_case_folding_in_locate(hostile_ix: scrydb.Index) -> None:
     """SQLite's lower() knows only ASCII: ``-i`` must still fold Ü, Σ, ..."""
-    got = {m["line"] for m in hostile_ix.locate("über", ignore_case=True)}
+    got = {m.line for m in hostile_ix.locate("über", ignore_case=True)}
     assert got == {2}, got  # 'Über über ÜBER' on line 2 (one match per line)
-    assert hostile_ix.locate("ÜBER über", ignore_case=True)[0]["path"] == "intl/grüße.py"
+    assert hostile_ix.locate("ÜBER über", ignore_case=True)[0].path == "intl/grüße.py"
     assert hostile_ix.locate("über") and not hostile_ix.locate("ÜBER ÜBER")
 
 
@@ -368,6 +376,9 @@ def test_undecodable_arguments_in_a_real_process(hostile_ix: scrydb.Index) -> No
         assert "internal error" not in err, (args, err)
 
 
-def test_report_asked_counts() -> None:
-    """Prints how many hostile queries this run asked (``-s``)."""
+def test_every_kind_of_hostile_query_was_asked() -> None:
+    """The runs above really asked each kind of hostile query (search, locate, ...);
+    ``-s`` shows the counts."""
     print(f"\nhostile queries: {dict(ASKED)}")
+    assert {"search", "locate"} <= set(ASKED), dict(ASKED)
+    assert all(n > 0 for n in ASKED.values()), dict(ASKED)

@@ -11,9 +11,9 @@ import pytest
 from servers import ModelServer
 
 import scrydb
-from scrydb import hyde
 from scrydb.config import ChatConfig, Config
 from scrydb.results import Results
+from scrydb.search import hyde
 
 QUESTION = "how long do we wait before trying a failed call again"
 

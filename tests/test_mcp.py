@@ -108,7 +108,12 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 
 def _embedded(srv: Served) -> None:
-    srv.until("status", {}, lambda t: "embedding complete" in t and "model" in t, "embeddings")
+    srv.until(
+        "status",
+        {},
+        lambda t: "every chunk has its vector" in t and "embedder  ready" in t,
+        "embeddings",
+    )
 
 
 # -- tests -------------------------------------------------------------------------------
@@ -186,8 +191,8 @@ def test_related_and_status(served: Served) -> None:
     assert "tests/test_retry.py" in text
     assert served.text("related", {"file": "app/retry.py:9"}) == text
     status = served.text("status", {})
-    assert "files     13" in status and "embedding complete" in status
-    assert "watcher   watchdog" in status and "model" in status and ": ready" in status
+    assert "files     13" in status and "every chunk has its vector" in status
+    assert "watcher   watchdog" in status and "embedder  ready" in status
 
 
 BAD_PATHS = [
@@ -293,7 +298,95 @@ def test_cancelled_search_returns_promptly(tmp_path: Path) -> None:
         holder.close()
 
 
+def _serve_lexical(tmp_path: Path) -> tuple[Served, Path]:
+    """A fresh sample repository served with ``--no-embed``, its first index built."""
+    repo = write_repo(tmp_path / "shop")
+    db = tmp_path / "shop.db"
+    env = {"SCRY_CACHE_DIR": str(tmp_path / "cache")}
+    srv = Served(repo, env, tmp_path / "serve.log", "--db", str(db), "--no-embed")
+    try:
+        srv.until("locate", {"text": "MAX_ATTEMPTS"}, lambda t: "app/retry.py" in t, "the index")
+    except BaseException:
+        srv.close()
+        raise
+    return srv, db
+
+
+def test_serve_waits_for_a_writer_lock_held_mid_session(tmp_path: Path) -> None:
+    """Issue 13: a writer lock held by another process (a ``scry index``) is the same for
+    ``scry serve`` as for ``scry watch``: the server answers from what is committed, says
+    so once, and syncs as soon as the lock is free."""
+    srv, db = _serve_lexical(tmp_path)
+    holder = scrydb.open(srv.repo, db=db)
+    try:
+        holder.store.writer_lock()
+        (srv.repo / "app/held.py").write_text("def written_while_held():\n    return 1\n")
+        srv.until(
+            "status", {}, lambda t: "waiting for another scry process" in t, "the waiting state"
+        )
+        time.sleep(2.5)  # several retries: still waiting, still answering, no error
+        t0 = time.monotonic()
+        assert srv.text("search", {"query": "RetryPolicy"}).startswith("app/retry.py:")
+        assert srv.text("locate", {"text": "written_while_held"}).startswith("no matches")
+        assert time.monotonic() - t0 < 5
+        assert "waiting for another scry process" in srv.text("status", {})
+        holder.store.release_writer_lock()
+        srv.until(
+            "locate",
+            {"text": "written_while_held"},
+            lambda t: t.startswith("app/held.py:1:"),
+            "the sync after the lock",
+        )
+        status = srv.text("status", {})
+        assert "sync      idle" in status and "last error" not in status, status
+        log = srv.logs()
+        assert log.count("another scry process is indexing") == 1, log
+        assert "sync failed" not in log and "Traceback" not in log, log
+    finally:
+        srv.close()
+        holder.close()
+
+
+def test_serve_reloads_a_changed_config(tmp_path: Path) -> None:
+    """Issue 13: a changed ``.scry.toml`` is the same for ``scry serve`` as for ``scry
+    watch``: reloaded, and the tree synced with it (no restart)."""
+    srv, _db = _serve_lexical(tmp_path)
+    try:
+        (srv.repo / ".scry.toml").write_text('[index]\nexclude = ["app/retry.py"]\n')
+        srv.until(
+            "locate",
+            {"text": "MAX_ATTEMPTS"},
+            lambda t: "app/retry.py" not in t,
+            "the excluded file to leave the index",
+        )
+        bad = srv.call("read", {"file": "app/retry.py"})
+        assert bad.is_error and "not an indexed file" in bad.content[0].text
+        status = srv.text("status", {})
+        assert "config    .scry.toml reloaded (1x" in status, status
+        assert "sync      idle" in status or "sync      lexical" in status, status
+        assert srv.text("search", {"query": "UserRepository"}).startswith("app/users.py:")
+        log = srv.logs()
+        assert "configuration reloaded" in log and "restart" not in log, log
+    finally:
+        srv.close()
+
+
 def test_serve_help() -> None:
     r = run_scry("serve", "--help")
     assert r.returncode == 0, r.stderr
     assert "MCP" in r.stdout and "--root" in r.stdout and "docs/agents.md" in r.stdout
+
+
+@pytest.mark.slow
+def test_tool_errors_are_one_line_and_languages_take_aliases(served: Served) -> None:
+    bad = served.call("search", {"query": "retry", "limit": 0})
+    text = bad.content[0].text
+    assert bad.is_error and "\n" not in text.strip(), text
+    assert "limit" in text and "pydantic" not in text and "http" not in text, text
+    unknown = served.call("search", {"query": "retry", "lang": "cobol"})
+    assert unknown.is_error and "unknown language 'cobol'" in unknown.content[0].text
+    assert "\n" not in unknown.content[0].text.strip()
+    aliased = served.text("search", {"query": "compute_backoff", "lang": "py"})
+    assert "app/retry.py" in aliased
+    lines = served.call("related", {"file": "app/retry.py", "line": 9999})
+    assert lines.is_error and "past its end" in lines.content[0].text

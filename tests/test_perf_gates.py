@@ -29,8 +29,8 @@ from scrydb.config import EmbedConfig
 from scrydb.embed import bert_numpy
 from scrydb.embed.local import LocalEmbedder, resolve_model_dir
 from scrydb.store import Store
+from scrydb.store.vectors import VectorIndex, read_chunks, read_rows
 from scrydb.sync import file_hash, read_file
-from scrydb.vectors import VectorIndex, read_chunks, read_rows
 
 DIM = 384
 #: Chunks in the gate index (the issue's "16k chunks").

@@ -27,28 +27,37 @@ def _cand(cid: int, path: str = "a.py", **kw: object) -> Candidate:
 # -- fusion -------------------------------------------------------------------------------
 
 
-def test_score_fusion_normalises_each_leg_and_adds_votes() -> None:
-    cands = {
-        1: _cand(1, lex_score=-10.0, dense_score=0.30),  # best lexical, worst dense
-        2: _cand(2, lex_score=-5.0, dense_score=0.60),  # best dense
-        3: _cand(3, dense_score=0.45),
-    }
-    rank.fuse(cands, dense_w=0.5, lex_w=0.5)
-    assert cands[1].score == pytest.approx(0.5 * 1.0 + 0.5 * 0.0)
-    assert cands[2].score == pytest.approx(0.5 * 0.5 + 0.5 * 1.0)
-    assert cands[3].score == pytest.approx(0.5 * 0.5)
-    cands[3].votes["symbol"] = 1.0
-    cands[3].factors["test"] = 0.5
-    rank.fuse(cands, dense_w=0.5, lex_w=0.5)
-    assert cands[3].score == pytest.approx((0.25 + rank.SCORE_VOTE) * 0.5)
+def test_fusion_orders_by_both_legs_votes_and_factors() -> None:
+    """Behaviour, not arithmetic: leg weights decide between a lexical-only and a
+    dense-only favourite, a hit strong in both wins, a vote lifts, a factor lowers."""
 
+    def cands() -> dict[int, Candidate]:
+        return {
+            1: _cand(1, lex_score=-10.0, dense_score=0.30),  # best lexical, worst dense
+            2: _cand(2, lex_score=-2.0, dense_score=0.60),  # best dense, weak lexical
+            3: _cand(3, lex_score=-9.0, dense_score=0.58),  # strong in both
+            4: _cand(4, dense_score=0.45),  # dense only, middling
+        }
 
-def test_rrf_fusion_still_available(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(rank, "FUSION", "rrf")
-    cands = {1: _cand(1, lex_rank=1), 2: _cand(2, lex_rank=2, dense_rank=1)}
-    rank.fuse(cands, dense_w=0.5, lex_w=0.5)
-    assert cands[2].score > cands[1].score
-    assert cands[1].score == pytest.approx(0.5 / (rank.RRF_K + 1))
+    def order(cs: dict[int, Candidate]) -> list[int]:
+        return sorted(cs, key=lambda i: -cs[i].score)
+
+    lexical_heavy, dense_heavy = cands(), cands()
+    rank.fuse(lexical_heavy, dense_w=0.1, lex_w=0.9)
+    rank.fuse(dense_heavy, dense_w=0.9, lex_w=0.1)
+    assert order(lexical_heavy).index(1) < order(lexical_heavy).index(2)
+    assert order(dense_heavy).index(2) < order(dense_heavy).index(1)
+    balanced = cands()
+    rank.fuse(balanced, dense_w=0.5, lex_w=0.5)
+    assert order(balanced)[0] == 3
+    voted = cands()
+    voted[4].votes["symbol"] = rank.SYMBOL_VOTE
+    rank.fuse(voted, dense_w=0.5, lex_w=0.5)
+    assert voted[4].score > balanced[4].score
+    penalised = cands()
+    penalised[3].factors["test"] = rank.PENALTY_TEST
+    rank.fuse(penalised, dense_w=0.5, lex_w=0.5)
+    assert penalised[3].score < balanced[3].score and order(penalised)[0] != 3
 
 
 # -- diversity ----------------------------------------------------------------------------
@@ -206,7 +215,10 @@ def test_fuzzy_expansion_for_typos(sample_repo: Path, tmp_path: Path) -> None:
 def test_miss_says_weak_and_suggests(sample_repo: Path, tmp_path: Path) -> None:
     with _lexical_index(sample_repo, tmp_path) as ix:
         res = ix.search("qqqzzz", k=5)
+        assert not res and res.weak and res.suggestions == []
+        res = ix.search("where is the usrrepository class defined", k=5)
         assert not res and res.weak
+        assert "UserRepository" in res.suggestions, res.suggestions
 
 
 def test_recency_boost_when_enabled(tmp_path: Path) -> None:

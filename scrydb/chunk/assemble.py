@@ -11,7 +11,7 @@ and applies the merge rules (spans under ``MIN_CHUNK_LINES`` lines never stand a
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import accumulate
 
 #: A definition kept whole up to this size (characters); bigger ones are split.
@@ -56,6 +56,8 @@ class Piece:
     definition, a slice of a split one, a Markdown section); other pieces are filler
     (module-level code, a class header) that may be grouped with neighbours.
     ``weight`` is the line count of the part that lends the piece its kind/symbol.
+    ``names`` are the symbols of every piece merged into this one, in row order
+    (see :func:`label`).
     """
 
     start: int
@@ -66,6 +68,7 @@ class Piece:
     weight: int = 0
     group: str | None = None  #: enclosing container: small pieces prefer their own
     small: bool = False
+    names: list[str] = field(default_factory=list)
 
 
 def pack(
@@ -153,6 +156,7 @@ def _merge(a: Piece, b: Piece) -> Piece:
     except that a container's header opening the merged rows names it (the chunk starts
     at the class line, so it is the class's chunk; the member stays in ``defs``)."""
     first = a if a.start <= b.start else b
+    names = first.names + [n for n in (b if first is a else a).names if n not in first.names]
     header = (first.kind, first.symbol)
     is_header = not first.unit and first.kind in HEADER_KINDS and first.symbol is not None
     if (b.weight, b.unit) > (a.weight, a.unit):
@@ -160,9 +164,39 @@ def _merge(a: Piece, b: Piece) -> Piece:
         a.group = b.group
     if is_header:
         a.kind, a.symbol = header
+    a.names = names
     a.start = min(a.start, b.start)
     a.end = max(a.end, b.end)
     return a
+
+
+#: At most this many definitions are named in a merged chunk's label; more are counted.
+MAX_LABEL_NAMES = 6
+
+
+def peer_names(p: Piece) -> list[str]:
+    """The definitions a span is named by when small ones that are not part of each
+    other were merged (peers: ``class A`` + ``class B``, a class + a function appended
+    after it, two small methods), in row order; ``[]`` when one owns the span (a member
+    under its class's header, ``Foo`` + ``Foo.__init__``, or a class's closing lines
+    after its last member add no name), so that it keeps its own ``symbol``."""
+    if p.symbol is None or len(p.names) < 2:
+        return []
+    kept: list[str] = []
+    for n in p.names:
+        if any(n.startswith(k + ".") or k.startswith(n + ".") for k in kept):
+            continue
+        kept.append(n)
+    return kept if len(kept) >= 2 else []
+
+
+def label_text(names: list[str]) -> str:
+    """``"A, B, C"``: the symbol of a chunk named by several definitions (the first
+    ``MAX_LABEL_NAMES - 1`` and a count when there are more)."""
+    if len(names) > MAX_LABEL_NAMES:
+        more = len(names) - (MAX_LABEL_NAMES - 1)
+        names = [*names[: MAX_LABEL_NAMES - 1], f"+{more} more"]
+    return ", ".join(names)
 
 
 def _gap(a: Piece, b: Piece) -> int:
@@ -189,6 +223,13 @@ def assemble(lines: Lines, pieces: list[Piece], filler_kind: str) -> list[Piece]
         if s <= e:
             p.start, p.end = s, e
             p.weight = p.weight or (e - s + 1)
+            # Definitions and class headers/closers name a merged span; namespaces (and
+            # a wrapper's opening/closing lines) do not: what they hold does. Nor do
+            # one-line macros (``#define X_H``, constants in all but name).
+            named = (
+                p.unit and p.kind != "namespace" and not (p.kind == "macro" and s == e)
+            ) or p.kind in HEADER_KINDS
+            p.names = [p.symbol] if p.symbol is not None and named else []
             norm.append(p)
     norm.sort(key=lambda p: (p.start, -p.end))
 
@@ -200,6 +241,7 @@ def assemble(lines: Lines, pieces: list[Piece], filler_kind: str) -> list[Piece]
             if p.end <= q.end:  # contained: adds nothing but perhaps its name
                 if p.unit and not q.unit and p.weight > q.weight // 2:
                     q.kind, q.symbol, q.unit, q.group = p.kind, p.symbol, True, p.group
+                    q.names = list(p.names)
                 continue
             s = q.end + 1
             while s <= p.end and blank[s]:
@@ -212,8 +254,9 @@ def assemble(lines: Lines, pieces: list[Piece], filler_kind: str) -> list[Piece]
     # Coverage: every non-blank row must be in a piece.
     covered: list[Piece] = []
     prev_end = -1
-    for p in [*disjoint, None]:
-        stop = p.start if p is not None else n
+    tail: list[Piece | None] = [*disjoint, None]
+    for nxt in tail:
+        stop = nxt.start if nxt is not None else n
         s = prev_end + 1
         while s < stop and blank[s]:
             s += 1
@@ -222,9 +265,9 @@ def assemble(lines: Lines, pieces: list[Piece], filler_kind: str) -> list[Piece]
             while blank[e]:
                 e -= 1
             covered.append(Piece(s, e, filler_kind, None, False, e - s + 1, None))
-        if p is not None:
-            covered.append(p)
-            prev_end = p.end
+        if nxt is not None:
+            covered.append(nxt)
+            prev_end = nxt.end
     return _merge_small(lines, covered)
 
 

@@ -112,7 +112,7 @@ def parse(grammar: str, src: bytes) -> tuple[Tree, float]:
         return time.monotonic() > deadline
 
     try:
-        tree = parser.parse(read, progress_callback=progress)  # type: ignore[call-overload]
+        tree = parser.parse(read, progress_callback=progress)
     except ValueError as exc:  # cancelled
         parser.reset()
         raise ParseCancelled(str(exc)) from None
@@ -509,11 +509,10 @@ def chunk_code(text: str, spec: LangSpec) -> list[Chunk]:
         i = bisect_left(rows, p.start)
         j = bisect_right(rows, p.end)
         chunk_defs = [SymbolDef(d.name, d.qual, d.kind, d.row + 1) for d in defs[i:j]]
-        chunks.append(
-            Chunk(
-                p.start + 1, p.end + 1, p.kind, p.symbol, lines.content(p.start, p.end), chunk_defs
-            )
-        )
+        content = lines.content(p.start, p.end)
+        peers = asm.peer_names(p)
+        symbol = asm.label_text(peers) if peers else p.symbol
+        chunks.append(Chunk(p.start + 1, p.end + 1, p.kind, symbol, content, chunk_defs, peers))
     return chunks
 
 

@@ -6,12 +6,14 @@ the index holds, and each match reports its file, line and the enclosing chunk.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scrydb.errors import ScryError
+from scrydb.results import Match
+from scrydb.search.filters import Filter, storable
 
 if TYPE_CHECKING:
-    from scrydb.index import Index
+    from scrydb.store import Store
 
 #: A matched line longer than this is cut around the match.
 LINE_CHARS = 200
@@ -21,22 +23,20 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 
 
 def locate(
-    ix: Index,
+    store: Store,
     text: str,
     k: int = 50,
     lang: str | None = None,
     path: str | None = None,
     ignore_case: bool = False,
-) -> list[dict[str, Any]]:
+) -> list[Match]:
     """Up to ``k`` matches of the literal ``text`` (one per line), in path/line order."""
     if not text or not text.strip():
         raise ScryError("empty text to locate")
     if "\n" in text:
         raise ScryError("locate matches within one line: drop the newline")
-    from scrydb.search.engine import _Filter, _storable
-
-    where, params = _Filter(lang, path).sql()
-    if not _storable(text.replace("\x00", "")):
+    where, params = Filter(lang, path).sql()
+    if not storable(text.replace("\x00", "")):
         return []  # lone surrogates (undecodable bytes): no indexed text contains them
     # instr() is a literal substring test (no LIKE/GLOB wildcards, no escaping issues).
     # Case folding: SQLite's lower() knows ASCII only; other needles use Python's.
@@ -46,12 +46,12 @@ def locate(
         cond, needle = "instr(lower(c.content), ?) > 0", text.translate(_ASCII_LOWER)
     elif ignore_case:
         cond, needle = "instr(scry_lower(c.content), ?) > 0", text.lower()
-    rows = ix.store.rows(
+    rows = store.rows(
         "SELECT f.path, c.start_line, c.end_line, c.kind, c.symbol, c.content FROM chunks c "
         f"JOIN files f ON f.id = c.file_id WHERE {cond} {where} ORDER BY f.path, c.start_line",
         (needle, *params),
     )
-    out: list[dict[str, Any]] = []
+    out: list[Match] = []
     for p, a, b, kind, sym, content in rows:
         for i, line in enumerate(content.split("\n")):
             if not ignore_case:
@@ -65,18 +65,7 @@ def locate(
             if len(line) > LINE_CHARS:
                 lo = max(0, col - LINE_CHARS // 3)
                 shown = ("…" if lo else "") + line[lo : lo + LINE_CHARS] + "…"
-            out.append(
-                {
-                    "path": p,
-                    "line": a + i,
-                    "column": col + 1,
-                    "text": shown,
-                    "chunk_start": a,
-                    "chunk_end": b,
-                    "kind": kind,
-                    "symbol": sym,
-                }
-            )
+            out.append(Match(p, a + i, col + 1, shown, a, b, kind, sym))
             if len(out) >= k:
                 return out
     return out

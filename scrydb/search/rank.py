@@ -12,9 +12,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-#: Reciprocal-rank-fusion constant (Cormack et al. 2009) when FUSION = "rrf".
-RRF_K = 60
-
 #: (dense weight, lexical weight) by query shape. Identifier and keyword queries lean
 #: lexical: the exact token is the strongest evidence and MiniLM is weak on identifiers.
 #: Questions lean dense (DESIGN.md, from the peers' defaults).
@@ -36,9 +33,6 @@ BM25_WEIGHTS = (4.0, 4.0, 1.0, 1.0)
 
 #: Extra rank-1 vote for a chunk that defines a symbol named in the query.
 SYMBOL_VOTE = 1.0
-#: Symbol votes in a question ("how does parse_query handle quotes") count this much of
-#: those in an identifier or keyword query.
-QUESTION_SYMBOL_SCALE = 0.0
 #: Symbol vote kept when the query's qualifier (``Client`` in ``Client.send``) differs.
 WRONG_QUALIFIER = 0.5
 #: For identifier queries, a definition of the exact identifier gets this much more,
@@ -58,11 +52,9 @@ PENALTY_VENDORED = 0.5
 PENALTY_STUB = 0.7
 PENALTY_DOCS = 0.75
 
-#: Diminishing returns per file: the n-th chunk of a file (n >= 2) is multiplied by
-#: FILE_DECAY ** (n - 1). Measured: 0.5 cost -0.05 MRR@10 and -0.16 Recall@10 on the
-#: evals/ sets (the answer is often the second chunk of the best file), so it is off
-#: (1.0) and MAX_PER_FILE (free on the sets) keeps one file from filling the list.
-FILE_DECAY = 1.0
+#: At most this many hits per file keep one file from filling the list. (A per-file
+#: score decay instead, 0.5 per extra chunk, cost -0.05 MRR@10 and -0.16 Recall@10 on
+#: the evals/ sets: the answer is often the second chunk of the best file.)
 MAX_PER_FILE = 5
 
 #: Two hits whose word sets overlap more than this (Jaccard) are near-duplicates
@@ -74,8 +66,6 @@ NEAR_DUPLICATE = 0.9
 #: words like "start" match every ``start_line`` (1.0 -> 2.0: +0.003 MRR@10, both
 #: "where does ... start" cases of the sets move from rank 2 to 1).
 ENTRY_VOTE = 2.0
-#: Whether entry-shaped chunks that neither leg found are added to the pool.
-ENTRY_INJECT = False
 
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|__tests__|spec|specs|testing|test_?utils?|e2e|integration_tests?)(/|$)"
@@ -97,16 +87,6 @@ _DOC_PATH = re.compile(
     r"(^|/)(docs?|documentation)(/|$)|(^|/)(CHANGELOG|CHANGES|HISTORY|NEWS)[^/]*$", re.I
 )
 
-#: Entry-point shapes: ``if __name__ == "__main__"``, ``func main(``, ``fn main(``,
-#: ``public static void main``, console-script / bin declarations.
-ENTRY_SHAPES = re.compile(
-    r"if\s+__name__\s*==\s*['\"]__main__['\"]|^\s*func\s+main\s*\(|^\s*(pub\s+)?(async\s+)?fn\s+main\s*\("
-    r"|static\s+void\s+main\s*\(|^\s*int\s+main\s*\(|\[project\.scripts\]|\[tool\.poetry\.scripts\]"
-    r"|console_scripts|\"bin\"\s*:|\[\[bin\]\]|^\s*def\s+main\s*\(|^\s*(export\s+)?(async\s+)?function\s+main\s*\("
-    r"|require\.main\s*===?\s*module|\bapp\.listen\s*\(|\bcli\s*\(\s*\)\s*$",
-    re.M,
-)
-
 
 @dataclass
 class Candidate:
@@ -123,6 +103,9 @@ class Candidate:
     rank_votes: dict[str, tuple[float, int]] = field(default_factory=dict)
     rerank_score: float | None = None  #: the reranker's raw score (``--explain``)
     rerank_rank: int | None = None  #: its rank among the reranked candidates
+    #: (kind, qualname) of the definition a symbol vote found in this chunk: it names
+    #: the hit when the chunk holds several peers (``symbol`` ``"A, B"``)
+    matched: tuple[str, str] | None = None
     score: float = 0.0
     # filled from the chunks table before path signals and diversity
     path: str = ""
@@ -139,7 +122,7 @@ class Candidate:
         """The components of the score, for ``--explain``."""
         votes = {k: round(v, 3) for k, v in self.votes.items()}
         for k, (w, r) in self.rank_votes.items():  # as the weight of an equal rank-1 vote
-            votes[k] = round(w * (RRF_K + 1) / (RRF_K + r), 3)
+            votes[k] = round(w * 2 / (1 + r), 3)
         out = {
             "lexical_rank": self.lex_rank,
             "bm25": None if self.lex_score is None else round(-self.lex_score, 4),
@@ -155,38 +138,18 @@ class Candidate:
         return out
 
 
-#: How the legs are combined. "score" (default): a convex combination of per-query
-#: normalised scores (BM25 / best BM25; cosine min-max over the pool) plus votes; it
-#: keeps how far ahead a leg's best hit is, which rank fusion throws away. "rrf":
-#: weighted reciprocal-rank fusion (DESIGN.md). Measured on the four evals/ sets, "score"
-#: beat RRF (k=60) by +0.06 MRR@10 and RRF with k=20 by +0.03 (evals/RESULTS.md).
-FUSION = "score"
-#: In score fusion, the weight of one vote (symbol, definition, entry ...) relative to a
-#: leg's normalised score (1.0 for that leg's best hit).
+#: The legs are combined by score, not rank: a convex combination of per-query
+#: normalised scores (BM25 / best BM25; cosine min-max over the pool) plus votes. It
+#: keeps how far ahead a leg's best hit is, which rank fusion throws away: on the four
+#: evals/ sets it beat weighted RRF (k=60, DESIGN.md) by +0.06 MRR@10 and RRF with k=20
+#: by +0.03 (evals/RESULTS.md).
+#: The weight of one vote (symbol, definition, entry ...) relative to a leg's
+#: normalised score (1.0 for that leg's best hit).
 SCORE_VOTE = 0.25
 
 
 def fuse(cands: dict[int, Candidate], dense_w: float, lex_w: float) -> None:
     """One score per candidate from the legs, votes and factors (in place)."""
-    if FUSION == "score":
-        _fuse_scores(cands, dense_w, lex_w)
-        return
-    for c in cands.values():
-        s = 0.0
-        if c.lex_rank is not None:
-            s += lex_w / (RRF_K + c.lex_rank)
-        if c.dense_rank is not None:
-            s += dense_w / (RRF_K + c.dense_rank)
-        for w in c.votes.values():
-            s += w / (RRF_K + 1)
-        for w, r in c.rank_votes.values():
-            s += w / (RRF_K + r)
-        for f in c.factors.values():
-            s *= f
-        c.score = s
-
-
-def _fuse_scores(cands: dict[int, Candidate], dense_w: float, lex_w: float) -> None:
     lex = [-c.lex_score for c in cands.values() if c.lex_score is not None]
     cos = [c.dense_score for c in cands.values() if c.dense_score is not None]
     best_lex = max(lex) if lex else 1.0
@@ -319,35 +282,20 @@ def _word_set(text: str) -> frozenset[str]:
 
 
 def diversify(cands: list[Candidate], k: int) -> list[Candidate]:
-    """Top ``k`` by score with per-file diminishing returns and near-duplicates dropped."""
-    pool = sorted(cands, key=lambda c: (-c.score, c.path, c.start_line))
+    """Top ``k`` by score, at most MAX_PER_FILE per file, near-duplicates dropped."""
     chosen: list[Candidate] = []
     per_file: dict[str, int] = {}
     seen_hashes: set[str] = set()
     chosen_words: list[frozenset[str]] = []
-    # Greedy: at each step take the best effective score; effective scores only drop
-    # as files fill up, so a lazy re-check of the head is enough.
-    import heapq
-
-    heap = [(-c.score, i, 0) for i, c in enumerate(pool)]
-    heapq.heapify(heap)
-    while heap and len(chosen) < k:
-        neg, i, seen_count = heapq.heappop(heap)
-        c = pool[i]
+    for c in sorted(cands, key=lambda c: (-c.score, c.path, c.start_line)):
+        if len(chosen) >= k:
+            break
         n = per_file.get(c.path, 0)
-        if n >= MAX_PER_FILE:
-            continue
-        if n != seen_count:
-            heapq.heappush(heap, (-(c.score * FILE_DECAY**n), i, n))
-            continue
-        if c.text_hash in seen_hashes:
+        if n >= MAX_PER_FILE or c.text_hash in seen_hashes:
             continue
         words = _word_set(c.content)
         if len(words) >= 8 and any(_jaccard(words, w) > NEAR_DUPLICATE for w in chosen_words):
             continue
-        if n and FILE_DECAY < 1.0:
-            c.factors["file_decay"] = FILE_DECAY**n
-            c.score = -neg
         chosen.append(c)
         seen_hashes.add(c.text_hash)
         chosen_words.append(words)

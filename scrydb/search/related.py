@@ -5,29 +5,42 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scrydb.errors import ScryError
-from scrydb.results import Hit, Results
-from scrydb.search.snippet import make_snippet
+from scrydb.results import Results
+from scrydb.search.hits import make_hit
 
 if TYPE_CHECKING:
-    from scrydb.index import Index
+    from scrydb.config import SearchConfig
+    from scrydb.store import Store
+    from scrydb.store.vectors import VectorIndex
 
-#: Neighbours in the same file rank after those in other files: the caller already has
-#: the file open; what it lacks is the other places that do the same kind of thing.
-SAME_FILE_FACTOR = 0.85
 #: Bounds of the arguments (a JSON number can be anything).
-MAX_LINE = 2**31
 MAX_K = 1000
+#: Chunks of the file read to find the one at the line (nearest starts first; the chunk
+#: holding the line is among the nearest few, this only bounds a huge file's read).
+NEAR_CHUNKS = 200
 
 
-def related(ix: Index, path: str, line: int, k: int = 10) -> Results:
-    """Chunks most similar to the chunk of ``path`` that contains ``line``."""
-    s = ix.store
-    line = max(1, min(int(line), MAX_LINE))  # SQLite integers are 64-bit; files are not that long
+def related(
+    s: Store, vectors: VectorIndex, cfg: SearchConfig, path: str, line: int, k: int = 10
+) -> Results:
+    """Chunks most similar to the chunk of ``path`` that contains ``line`` (other files
+    first), from the index ``s`` and its dense vectors."""
+    line = int(line)
     k = max(1, min(int(k), MAX_K))
+    last = s.scalar(
+        "SELECT max(c.end_line) FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?",
+        (path,),
+    )
+    if last is None:
+        raise ScryError(f"not an indexed file: {path}")
+    if line < 1:
+        raise ScryError(f"bad line {line} for {path} (lines start at 1)")
+    if line > last:
+        raise ScryError(f"{path} has {last} indexed lines; line {line} is past its end")
     rows = s.rows(
         "SELECT c.id, c.emb_id, c.start_line, c.end_line FROM chunks c JOIN files f ON f.id = c.file_id "
-        "WHERE f.path = ? ORDER BY abs(c.start_line - ?) LIMIT 200",
-        (path, line),
+        "WHERE f.path = ? ORDER BY abs(c.start_line - ?) LIMIT ?",
+        (path, line, NEAR_CHUNKS),
     )
     if not rows:
         raise ScryError(f"not an indexed file: {path}")
@@ -38,15 +51,12 @@ def related(ix: Index, path: str, line: int, k: int = 10) -> Results:
     if emb_id is None:
         res.notes.append("this chunk has no embedding yet (indexing adds it)")
         return res
-    eng = ix.engine
-    eng.vectors.refresh(s)
-    vec = eng.vectors.vector(emb_id)
+    vectors.refresh(s)
+    vec = vectors.vector(emb_id)
     if vec is None:
         res.notes.append("this chunk's vector is missing (indexing adds it)")
         return res
-    emb_ids, scores = eng.vectors.search(
-        vec, k * 4 + 10, None, ix.config.search.exact_max, ix.config.search.coarse_pool
-    )
+    emb_ids, scores = vectors.search(vec, k * 4 + 10, None, cfg.exact_max, cfg.coarse_pool)
     score_of = {
         int(e): float(sc) for e, sc in zip(emb_ids, scores, strict=True) if int(e) != emb_id
     }
@@ -58,28 +68,11 @@ def related(ix: Index, path: str, line: int, k: int = 10) -> Results:
         f"FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.emb_id IN ({marks}) AND c.id != ?",
         (*score_of, cid),
     )
-    scored = []
-    for row in cands:
-        sc = score_of[row[1]] * (SAME_FILE_FACTOR if row[2] == path else 1.0)
-        scored.append((sc, row))
-    scored.sort(key=lambda t: -t[0])
+    # Other files first, then the same file: the caller already has that file open; what
+    # it lacks is the other places that do the same kind of thing.
+    scored = [(score_of[row[1]], row) for row in cands]
+    scored.sort(key=lambda t: (t[1][2] == path, -t[0]))
     for sc, (ocid, _e, p, lang, a, b, kind, sym, content) in scored[:k]:
-        snip = make_snippet(content, a, set(), {sym.split(".")[-1]} if sym else None)
-        res.append(
-            Hit(
-                p,
-                a,
-                b,
-                lang,
-                kind,
-                sym,
-                round(sc, 4),
-                snip.text,
-                snip.anchor_line,
-                snip.start_line,
-                snip.truncated,
-                ocid,
-            )
-        )
+        res.append(make_hit(p, a, b, lang, kind, sym, round(sc, 4), content, ocid, words=set()))
     res.legs = ["dense"]
     return res

@@ -8,8 +8,6 @@ writer takes :meth:`Store.writer_lock` (an advisory file lock) for a whole sync.
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import importlib.metadata
 import os
 import random
@@ -24,6 +22,8 @@ import apsw
 import sqlite_vec
 
 from scrydb.errors import IndexError_, LockedError, ScryError
+from scrydb.store.lock import WriterLock
+from scrydb.store.tables import VectorTables
 
 #: Bump on any change to schema.sql; a file with a newer version is refused.
 SCHEMA_VERSION = 2
@@ -50,11 +50,6 @@ WAL_SIZE_LIMIT = 64 * 1024 * 1024
 #: Seconds between two tries of a busy writer lock when waiting with a timeout.
 LOCK_POLL_S = 0.05
 
-VEC_TABLES_SQL = """
-CREATE VIRTUAL TABLE IF NOT EXISTS vec_float USING vec0(embedding float[{dim}] distance_metric=cosine);
-CREATE VIRTUAL TABLE IF NOT EXISTS vec_bit USING vec0(embedding bit[{dim}]);
-"""
-
 
 def scrydb_version() -> str:
     """The installed scrydb's version (written into the index; named when it is refused)."""
@@ -79,7 +74,7 @@ class DamagedError(IndexError_):
     moves a damaged scrydb file aside and rebuilds it."""
 
 
-class Store:
+class Store(VectorTables):
     """An open index file.
 
     ``Store(path)`` creates the file (and its directory) if needed and applies the
@@ -94,7 +89,7 @@ class Store:
     ) -> None:
         self.path = Path(path)
         self.readonly = readonly
-        self._lock_fd: int | None = None
+        self._lock = WriterLock(self.path)
         #: Set when opening found an older schema: migrated keeping the data, or rebuilt
         #: from nothing. The next sync reports it (one warning line for a rebuild).
         self.migrated_from: int | None = None
@@ -359,30 +354,9 @@ class Store:
 
     # -- vectors ---------------------------------------------------------------------
 
-    def vec_dim(self) -> int | None:
-        """Dimension of the vector tables, or None when they do not exist yet."""
-        v = self.meta("embed_dim")
-        if v is None or not self.has_table("vec_float"):
-            return None
-        return int(v)
-
     def has_table(self, name: str) -> bool:
         """Whether a table (or virtual table) of that name exists."""
         return bool(self.scalar("SELECT count(*) FROM sqlite_master WHERE name = ?", (name,)))
-
-    def create_vec_tables(self, dim: int) -> None:
-        """Create the sqlite-vec tables for ``dim``-dimensional vectors (in a transaction)."""
-        self.conn.execute(VEC_TABLES_SQL.format(dim=int(dim)))
-        self.set_meta("embed_dim", str(int(dim)))
-
-    def drop_vectors(self) -> None:
-        """Forget every embedding (a changed embedder): chunks become lexical-only."""
-        self.conn.execute("UPDATE chunks SET emb_id = NULL WHERE emb_id IS NOT NULL")
-        self.conn.execute("DELETE FROM embeddings")
-        self.conn.execute("DROP TABLE IF EXISTS vec_float")
-        self.conn.execute("DROP TABLE IF EXISTS vec_bit")
-        self.conn.execute("DELETE FROM query_cache")
-        self.bump("vec_epoch")
 
     def bump(self, key: str) -> None:
         """Increment a counter in ``meta`` (readers use it to notice changes)."""
@@ -397,76 +371,22 @@ class Store:
     def writer_lock(
         self, wait: bool | float = True, on_wait: Callable[[], None] | None = None
     ) -> None:
-        """Take the advisory writer lock (``<db>.lock``) for a whole sync.
-
-        ``wait=True`` blocks (calling ``on_wait()`` once first) until the other writer is
-        done; a number waits at most that many seconds; ``False`` does not wait. A lock
-        that could not be taken raises :class:`LockedError`. The kernel releases the lock
-        when its process dies, however it dies.
-        """
-        if self._lock_fd is not None:
-            return
-        lock_path = self.lock_path
-        try:
-            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as e:
-            raise ScryError(f"cannot create lock file {lock_path}: {e.strerror}") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as e:
-            if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
-                os.close(fd)
-                raise
-            if wait is False:
-                os.close(fd)
-                raise LockedError(
-                    f"another scry process is indexing {self.path}; try again when it is done"
-                ) from None
-            if on_wait is not None:
-                on_wait()
-            try:
-                if wait is True:
-                    fcntl.flock(fd, fcntl.LOCK_EX)
-                elif not _flock_within(fd, float(wait)):
-                    raise LockedError(
-                        f"another scry process has been indexing {self.path} for over "
-                        f"{float(wait):.0f}s; try again when it is done"
-                    )
-            except BaseException:
-                os.close(fd)
-                raise
-        self._lock_fd = fd
+        """Take the advisory writer lock (``<db>.lock``) for a whole sync (see
+        :class:`~scrydb.store.lock.WriterLock`); a lock not taken raises LockedError."""
+        self._lock.take(wait, on_wait)
 
     @property
     def lock_path(self) -> str:
         """The writer lock file next to the index."""
-        return str(self.path) + ".lock"
+        return self._lock.path
 
     def writer_active(self) -> bool:
         """Whether some process (this one included) holds the writer lock right now."""
-        if self._lock_fd is not None:
-            return True
-        try:
-            fd = os.open(self.lock_path, os.O_RDONLY)
-        except OSError:
-            return False
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError:
-            return True
-        else:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            return False
-        finally:
-            os.close(fd)
+        return self._lock.active()
 
     def release_writer_lock(self) -> None:
         """Release the writer lock if this store holds it."""
-        if self._lock_fd is not None:
-            with contextlib.suppress(OSError):
-                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
-                os.close(self._lock_fd)
-            self._lock_fd = None
+        self._lock.release()
 
 
 def _connection(name: str, flags: int) -> apsw.Connection:
@@ -479,7 +399,7 @@ def _connection(name: str, flags: int) -> apsw.Connection:
         conn.load_extension(sqlite_vec.loadable_path())
         conn.enable_load_extension(False)
         # Unicode lower-casing for case-insensitive ``locate`` (SQLite's knows ASCII only).
-        conn.create_scalar_function("scry_lower", _lower, 1, deterministic=True)
+        conn.create_scalar_function("scry_lower", _lower, 1, deterministic=True)  # type: ignore[arg-type]  # apsw's stub wants a variadic callable; ours takes one value
         conn.execute("PRAGMA application_id").fetchall()
     except BaseException:
         conn.close()
@@ -555,18 +475,3 @@ def _readonly_fs(path: Path) -> bool:
         return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
     except OSError:
         return False
-
-
-def _flock_within(fd: int, seconds: float) -> bool:
-    """Take an exclusive flock on ``fd`` within ``seconds`` (polling); False if it stayed busy."""
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
-        except OSError as e:
-            if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
-                raise
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(LOCK_POLL_S)

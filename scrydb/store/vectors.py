@@ -283,8 +283,10 @@ def read_chunks(store: Store, table: str, dim: int) -> tuple[np.ndarray, np.ndar
         ids, mat = ids[order], mat[order]
         if len(ids) > 1 and not bool(np.all(ids[1:] > ids[:-1])):
             return None  # duplicate rowids: not a layout we understand
-    picks = (
-        np.unique(np.linspace(0, len(ids) - 1, CHECK_SAMPLE).astype(np.int64)) if len(ids) else []
+    picks: list[int] = (
+        np.unique(np.linspace(0, len(ids) - 1, CHECK_SAMPLE).astype(np.int64)).tolist()
+        if len(ids)
+        else []
     )
     for i in picks:
         blob = store.scalar(f"SELECT embedding FROM {table} WHERE rowid = ?", (int(ids[i]),))

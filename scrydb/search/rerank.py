@@ -28,7 +28,6 @@ from scrydb.errors import ScryError
 
 if TYPE_CHECKING:
     from scrydb.results import Results
-    from scrydb.search.engine import SearchEngine
     from scrydb.search.query import Query
     from scrydb.search.rank import Candidate
 
@@ -108,7 +107,7 @@ def parse_scores(data: Any, n: int) -> list[float | None]:
             raise RerankError(f"reranker answered score {s!r} (not a finite number)")
         if out[idx] is not None:
             raise RerankError(f"reranker scored document {idx} twice")
-        out[idx] = float(s)
+        out[idx] = float(s)  # type: ignore[arg-type]  # finite_number() checked it
     if all(s is None for s in out):
         raise RerankError("reranker answered no scores")
     return out
@@ -207,11 +206,10 @@ def score_with_budget(
         raise RerankError(f"no answer within {budget:g} s") from None
 
 
-def rerank_leg(engine: SearchEngine, q: Query, cands: dict[int, Candidate], res: Results) -> bool:
+def rerank_leg(cfg: RerankConfig, q: Query, cands: dict[int, Candidate], res: Results) -> bool:
     """Score the fused top N and cast the rerank rank votes; True when votes were cast
     (the caller then fuses again). Skipped for bare identifiers, where the exact name
     is the evidence and a cross-encoder only adds latency."""
-    cfg = engine.config.rerank
     if cfg.provider == "none" or q.shape == "identifier":
         return False
     top = sorted(cands.values(), key=lambda c: -c.score)[: cfg.top_n]

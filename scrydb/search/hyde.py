@@ -27,7 +27,6 @@ from scrydb.errors import ScryError
 
 if TYPE_CHECKING:
     from scrydb.results import Results
-    from scrydb.search.engine import SearchEngine
 
 #: Bump when the prompt changes: cached HyDE vectors of the old prompt are then unused.
 PROMPT_VERSION = 1
@@ -106,23 +105,14 @@ def ask(cfg: ChatConfig, question: str, lang: str | None = None) -> str:
     return code
 
 
-def main_language(engine: SearchEngine) -> str | None:
-    """The language most files of the index are written in (a hint for the chat model)."""
-    try:
-        return engine.store.scalar(
-            "SELECT lang FROM files WHERE lang IS NOT NULL GROUP BY lang "
-            "ORDER BY count(*) DESC LIMIT 1"
-        )
-    except Exception:  # a hint only
-        return None
-
-
-def hyde_vector(engine: SearchEngine, emb: Embedder, text: str, res: Results) -> np.ndarray | None:
+def hyde_vector(
+    cfg: ChatConfig, emb: Embedder, text: str, res: Results, lang: str | None
+) -> np.ndarray | None:
     """The expanded query vector, or None (with a note in ``res``) when the chat model
-    failed: the caller then uses the plain query vector."""
-    cfg = engine.config.chat
+    failed: the caller then uses the plain query vector. ``lang`` (the repository's
+    main language) is a hint for the chat model."""
     try:
-        code = ask(cfg, text, main_language(engine))
+        code = ask(cfg, text, lang)
     except ScryError as e:
         res.notes.append(f"HyDE skipped, plain query used: {e}")
         return None

@@ -1,0 +1,5 @@
+"""``python -m scrydb.cli``."""
+
+from scrydb.cli import main
+
+main()

@@ -1,0 +1,254 @@
+"""``scry search`` (the default command), ``read``, ``related`` and ``locate``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from scrydb import present
+from scrydb.cli.common import (
+    EXIT_NO_RESULTS,
+    auto_sync,
+    db_option,
+    emit_json,
+    json_option,
+    open_index,
+    repo_path,
+    search_scope,
+)
+from scrydb.errors import ScryError
+
+
+@click.command("search")
+@click.argument("query")
+@click.argument("path", required=False)
+@click.option(
+    "-n",
+    "--limit",
+    "limit",
+    type=click.IntRange(1, 1000),
+    default=None,
+    help="Number of hits (default 10).",
+)
+@click.option("--lang", default=None, help="Only these languages, e.g. python or ts,tsx.")
+@click.option(
+    "--path",
+    "path_filter",
+    default=None,
+    help="Only paths under this prefix or matching this glob.",
+)
+@click.option(
+    "--explain", is_flag=True, help="Show each hit's lexical/dense ranks, votes and factors."
+)
+@click.option(
+    "--budget",
+    type=click.IntRange(50, 1_000_000),
+    default=None,
+    help="Fit the output into about N tokens.",
+)
+@click.option("--no-sync", is_flag=True, help="Don't sync changed files before searching.")
+@click.option(
+    "--mode",
+    type=click.Choice(["fused", "lexical", "dense"]),
+    default="fused",
+    help="One leg alone (for debugging).",
+)
+@click.option("--no-rerank", is_flag=True, help="Skip a configured reranker leg.")
+@click.option(
+    "--no-background",
+    is_flag=True,
+    help="A first index waits for its embeddings instead of leaving them to a background indexer.",
+)
+@json_option
+@db_option
+def search_cmd(
+    query: str,
+    path: str | None,
+    limit: int | None,
+    lang: str | None,
+    path_filter: str | None,
+    explain: bool,
+    budget: int | None,
+    no_sync: bool,
+    mode: str,
+    no_rerank: bool,
+    no_background: bool,
+    as_json: bool,
+    db: str | None,
+    config: str | None,
+) -> None:
+    """Search the repository you are in (the default command).
+
+    PATH scopes the search to a part of this repository. The index is created on first
+    use (lexical at once, embeddings by a background indexer) and synced before each
+    search (changed files only).
+
+    \b
+    Example:
+      scry search "where does the CLI start"
+      scry "how are retries scheduled" src/ -n 5
+      scry search parseConfig --lang ts --json
+    """
+
+    if not query.strip():
+        raise ScryError(
+            "empty query: say what to look for, e.g. scry search 'where is the config loaded'"
+        )
+    if path and not Path(path).exists() and not any(ch in path for ch in "*?["):
+        raise ScryError(f"no such path: {path}")
+    with open_index(None, db, config, near=path, must_exist=no_sync) as ix:
+        scope = search_scope(ix, path, path_filter)
+        auto_sync(ix, no_sync, quiet=as_json, no_background=no_background, config=config)
+        res = ix.search(
+            query,
+            k=limit or ix.config.search.limit,
+            lang=lang,
+            path=scope,
+            explain=explain,
+            mode=mode,
+            rerank=not no_rerank,
+        )
+        if budget:
+            present.fit_budget(res, budget)
+        if as_json:
+            emit_json(res.to_json())
+        else:
+            if res:
+                click.echo(
+                    present.format_results(res, present.use_colour(sys.stdout), explain=explain)
+                )
+            for line in present.format_notes(res):
+                click.echo(line, err=True)
+        if not res:
+            raise SystemExit(EXIT_NO_RESULTS)
+
+
+@click.command("read")
+@click.argument("target")
+@click.option("--no-numbers", is_flag=True, help="Plain text, no line numbers.")
+@click.option("--no-sync", is_flag=True, help="Don't sync changed files first.")
+@json_option
+@db_option
+def read_cmd(
+    target: str, no_numbers: bool, no_sync: bool, as_json: bool, db: str | None, config: str | None
+) -> None:
+    """Print indexed lines of a file: PATH, PATH:LINE or PATH:A-B (from the index).
+
+    \b
+    Example:
+      scry read src/app.py:40-80
+    """
+    from scrydb.paths import parse_target
+
+    path, a, b = parse_target(target)
+    with open_index(None, db, config, must_exist=no_sync) as ix:
+        auto_sync(ix, no_sync, quiet=True)
+        r = ix.read(repo_path(ix, path), a, b)
+    if as_json:
+        emit_json(r.to_json())
+    else:
+        click.echo(present.format_read(r, numbers=not no_numbers))
+
+
+@click.command("related")
+@click.argument("target")
+@click.option(
+    "-n",
+    "--limit",
+    "limit",
+    type=click.IntRange(1, 100),
+    default=10,
+    show_default=True,
+    help="Number of related chunks.",
+)
+@click.option("--no-sync", is_flag=True, help="Don't sync changed files first.")
+@json_option
+@db_option
+def related_cmd(
+    target: str, limit: int, no_sync: bool, as_json: bool, db: str | None, config: str | None
+) -> None:
+    """Chunks most similar to the one at FILE:LINE (other files first).
+
+    \b
+    Example:
+      scry related src/client.py:120
+    """
+    from scrydb.paths import parse_target
+
+    path, a, _b = parse_target(target)
+    if a is None:
+        raise ScryError(f"give a line: {target}:LINE")
+    with open_index(None, db, config, must_exist=no_sync) as ix:
+        auto_sync(ix, no_sync, quiet=True)
+        res = ix.related(repo_path(ix, path), a, limit)
+    if as_json:
+        emit_json(res.to_json())
+    else:
+        if res:
+            click.echo(present.format_results(res, present.use_colour(sys.stdout)))
+        for line in present.format_notes(res):
+            click.echo(line, err=True)
+    if not res:
+        raise SystemExit(EXIT_NO_RESULTS)
+
+
+@click.command("locate")
+@click.argument("text")
+@click.option("-i", "--ignore-case", is_flag=True, help="Match regardless of case.")
+@click.option(
+    "-n",
+    "--limit",
+    "limit",
+    type=click.IntRange(1, 10000),
+    default=50,
+    show_default=True,
+    help="Most matches listed.",
+)
+@click.option("--lang", default=None, help="Only these languages, e.g. python or ts,tsx.")
+@click.option(
+    "--path",
+    "path_filter",
+    default=None,
+    help="Only paths under this prefix or matching this glob.",
+)
+@click.option("--no-sync", is_flag=True, help="Don't sync changed files first.")
+@json_option
+@db_option
+def locate_cmd(
+    text: str,
+    ignore_case: bool,
+    limit: int,
+    lang: str | None,
+    path_filter: str | None,
+    no_sync: bool,
+    as_json: bool,
+    db: str | None,
+    config: str | None,
+) -> None:
+    """Exact literal matches in the indexed code, with line numbers (grep over the index).
+
+    \b
+    Example:
+      scry locate "DEFAULT_TIMEOUT"
+      scry locate "todo" -i --lang python
+    """
+
+    with open_index(None, db, config, must_exist=no_sync) as ix:
+        auto_sync(ix, no_sync, quiet=True, embed=False)
+        matches = ix.locate(
+            text,
+            k=limit,
+            lang=lang,
+            path=search_scope(ix, None, path_filter),
+            ignore_case=ignore_case,
+        )
+    if as_json:
+        emit_json({"text": text, "matches": [m.to_json() for m in matches]})
+    elif matches:
+        click.echo(present.format_locate(matches, present.use_colour(sys.stdout)))
+    if not matches:
+        if not as_json:
+            click.echo("no matches", err=True)
+        raise SystemExit(EXIT_NO_RESULTS)

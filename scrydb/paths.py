@@ -1,0 +1,130 @@
+"""Where things are: the repository root above a directory, the index file of a root,
+the cache directory, and the one rule that turns a user's PATH into a scope inside the
+repository.
+
+Nothing here opens the index. A search never picks a new root from its PATH: a PATH is a
+part of the repository the command runs in, and a new tree is indexed only through
+``scry index PATH``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+import platformdirs
+
+from scrydb.errors import ScryError
+
+#: Files that mark a repository root when looking upwards from a directory.
+ROOT_MARKERS = (".git", ".scry.toml", ".hg", ".svn")
+
+
+def cache_dir() -> Path:
+    """The per-user cache directory (``$SCRY_CACHE_DIR`` or the platform's)."""
+    return Path(os.environ.get("SCRY_CACHE_DIR") or platformdirs.user_cache_dir("scrydb"))
+
+
+def default_db_path(root: Path, env: bool = True) -> Path:
+    """Where the index of ``root`` lives by default: ``$SCRY_DB``, else the per-user cache
+    directory keyed by the root's absolute path (two clones of one remote are two
+    working trees, so they get two indexes)."""
+    env_db = os.environ.get("SCRY_DB") if env else None
+    if env_db:
+        return Path(env_db).expanduser().resolve()
+    key = hashlib.blake2b(str(root.resolve()).encode(), digest_size=6).hexdigest()
+    name = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in root.name) or "root"
+    return cache_dir() / f"{name}-{key}.db"
+
+
+def _existing_dir(start: str | os.PathLike[str] | None) -> Path:
+    p = Path(start or os.getcwd()).expanduser().resolve()
+    if not p.exists():
+        raise ScryError(f"no such directory: {start}")
+    if not p.is_dir():
+        raise ScryError(f"not a directory: {start}")
+    return p
+
+
+def repo_root(start: str | os.PathLike[str] | None = None) -> Path | None:
+    """The repository containing ``start`` (default: the current directory): the nearest
+    directory upwards with a root marker (``.git``, ``.scry.toml``, ``.hg``, ``.svn``);
+    failing that, the nearest one that already has an index; None when neither exists."""
+    p = _existing_dir(start)
+    chain = (p, *p.parents)
+    for d in chain:
+        if any((d / m).exists() for m in ROOT_MARKERS):
+            return d
+    for d in chain:
+        if default_db_path(d, env=False).exists():
+            return d
+    return None
+
+
+def find_root(start: str | os.PathLike[str] | None = None) -> Path:
+    """The repository root containing ``start`` (see :func:`repo_root`); else ``start``."""
+    return repo_root(start) or _existing_dir(start)
+
+
+def is_broad_root(path: Path) -> bool:
+    """Whether indexing ``path`` would sweep up a whole home directory or file system
+    (``/``, ``$HOME`` or a directory above it): ``scry index`` asks first."""
+    p = path.resolve()
+    home = Path.home().resolve()
+    return p == Path(p.anchor) or p == home or p in home.parents
+
+
+def scope_in(root: Path, path: str, cwd: Path | None = None) -> str:
+    """A user's PATH (a directory, file or glob; relative to ``cwd``, or absolute) as a
+    path inside ``root``, relative to it in POSIX form ("" for the root itself).
+
+    One rule for a positional PATH and ``--path``: relative paths start at the current
+    directory, as in every shell tool. A path outside the repository is refused.
+    """
+    if not path:
+        raise ScryError("empty path")
+    base = (cwd or Path.cwd()).resolve()
+    p = Path(path).expanduser()
+    full = p if p.is_absolute() else base / p
+    # Resolve what exists (symlinks, ..), keep a glob tail as written.
+    parts = full.parts
+    for i in range(len(parts), 0, -1):
+        head = Path(*parts[:i])
+        if head.exists():
+            full = head.resolve().joinpath(*parts[i:])
+            break
+    full = Path(os.path.normpath(full))
+    try:
+        rel = full.relative_to(root.resolve())
+    except ValueError:
+        raise ScryError(
+            f"{path} is outside the repository {root}: a PATH narrows a search to a part of "
+            "this repository (to search another tree, cd there, or `scry index` it first)"
+        ) from None
+    s = rel.as_posix()
+    return "" if s == "." else s
+
+
+_TARGET = re.compile(r"^(?P<path>.+?):(?P<a>\d+)(?:-(?P<b>\d+))?$")
+_BAD_RANGE = re.compile(r"^.+:(\d*-\d*|-?\d+-)$")
+
+
+def parse_target(target: str) -> tuple[str, int | None, int | None]:
+    """``PATH``, ``PATH:LINE`` or ``PATH:A-B`` (as hit headers print them) as
+    (path, first line, last line); the lines are None where not given."""
+    m = _TARGET.match(target.strip())
+    if m:
+        return m["path"], int(m["a"]), int(m["b"]) if m["b"] else None
+    if _BAD_RANGE.match(target.strip()):
+        raise ScryError(f"bad line range in {target!r} (use PATH:A-B)")
+    return target, None, None
+
+
+def split_target(file: str, a: int | None, b: int | None) -> tuple[str, int | None, int | None]:
+    """A tool's ``file`` argument with optional lines: ``path:A-B`` / ``path:N`` in the
+    file argument count when no lines were given apart (agents copy hit headers)."""
+    if isinstance(file, str) and a is None and b is None:
+        return parse_target(file)
+    return file, a, b

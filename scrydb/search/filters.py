@@ -1,0 +1,71 @@
+"""The hard filters of a search, locate or token count: languages and a path prefix or
+glob. One class, read as SQL over ``files f`` by the index and as a predicate by code
+that holds paths in memory, so both always agree.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from typing import Any
+
+from scrydb import langs
+from scrydb.errors import ScryError
+
+#: Longest ``lang`` / ``path`` filter accepted (SQLite allows 32,766 parameters and
+#: GLOB patterns of 50,000 bytes; no real filter comes near this).
+MAX_FILTER_CHARS = 4096
+
+
+def storable(text: str) -> bool:
+    """Valid Unicode without NULs (an undecodable argument or a JSON ``\\ud800`` is not):
+    text SQLite can store and compare."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return "\x00" not in text
+
+
+class Filter:
+    """Languages (ids or aliases, ``langs.parse_filter``) and a path prefix or glob."""
+
+    def __init__(self, lang: str | None, path: str | None) -> None:
+        for name, value in (("lang", lang), ("path", path)):
+            if value and (len(value) > MAX_FILTER_CHARS or not storable(value)):
+                raise ScryError(f"bad {name} filter {value[:40]!r}…: too long or not text")
+        self.langs = langs.parse_filter(lang)
+        p = (path or "").strip()
+        if p.startswith("./"):
+            p = p[2:]
+        self.path = p.strip("/") if p not in ("", ".", "./") else ""
+        self.glob = any(ch in self.path for ch in "*?[")
+        self.active = bool(self.langs or self.path)
+
+    def sql(self) -> tuple[str, list[Any]]:
+        """``AND ...`` over ``f`` (the files table) and its parameters ("" when inactive)."""
+        parts: list[str] = []
+        params: list[Any] = []
+        if self.langs:
+            parts.append(f"f.lang IN ({','.join('?' * len(self.langs))})")
+            params += self.langs
+        if self.path:
+            if self.glob:
+                parts.append("(f.path GLOB ? OR f.path GLOB ?)")
+                params += [self.path, self.path + "/*"]
+            else:
+                prefix = self.path + "/"
+                parts.append("(f.path = ? OR substr(f.path, 1, ?) = ?)")
+                params += [self.path, len(prefix), prefix]
+        return ("AND " + " AND ".join(parts)) if parts else "", params
+
+    def matches(self, path: str, lang: str | None) -> bool:
+        """The same test in Python, for a file held in memory."""
+        if self.langs and lang not in self.langs:
+            return False
+        if not self.path:
+            return True
+        if self.glob:
+            return fnmatch.fnmatchcase(path, self.path) or fnmatch.fnmatchcase(
+                path, self.path + "/*"
+            )
+        return path == self.path or path.startswith(self.path + "/")

@@ -1,0 +1,101 @@
+"""Query vectors: the process cache, then the index's ``query_cache`` table, then the
+model (through HyDE when ``[chat] hyde`` asks for it)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+
+import apsw
+import numpy as np
+
+from scrydb.config import Config
+from scrydb.embed import Embedder
+from scrydb.results import Results
+from scrydb.store import BUSY_TIMEOUT_MS, Store
+
+#: Query vectors kept per process (and persisted in the ``query_cache`` table).
+QUERY_CACHE_SIZE = 256
+
+
+class QueryVectors:
+    """Vectors of query texts for one store. Thread-safe."""
+
+    def __init__(
+        self,
+        store: Store,
+        config: Config,
+        embedder: Callable[[], Embedder],
+        lang_hint: Callable[[], str | None],
+    ) -> None:
+        self.store = store
+        self.config = config
+        self.embedder = embedder
+        self.lang_hint = lang_hint
+        self._qcache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def vector(self, text: str, res: Results | None = None) -> np.ndarray:
+        """The query's vector: process cache, then the index's cache, then the model.
+
+        For a search (``res`` given) whose shape ``[chat] hyde`` expands, the vector is
+        made from the chat model's hypothetical code (``scrydb.search.hyde``) and cached under a
+        key that says so; a failing chat model falls back to the plain vector (noted).
+        """
+        emb = self.embedder()
+        tag = ""
+        if res is not None and self.config.chat.hyde != "off":
+            from scrydb.search import hyde
+
+            tag = hyde.cache_tag(self.config.chat, res.shape)
+        key = hashlib.blake2b(f"{emb.id}\0{tag}{text}".encode(), digest_size=16).hexdigest()
+        with self._lock:
+            if key in self._qcache:
+                self._qcache.move_to_end(key)
+                return self._qcache[key]
+        blob = self.store.scalar("SELECT vector FROM query_cache WHERE key = ?", (key,))
+        vec: np.ndarray | None
+        if blob is not None:
+            vec = np.frombuffer(blob, dtype=np.float32).copy()
+        else:
+            vec = (
+                hyde.hyde_vector(self.config.chat, emb, text, res, self.lang_hint())
+                if tag and res is not None
+                else None
+            )
+            if tag and vec is None:
+                return self.vector(text)  # the chat model failed: plain query
+            if vec is None:
+                vec = emb.embed_query(text)
+            self._persist_query_vector(key, vec)
+        with self._lock:
+            self._qcache[key] = vec
+            while len(self._qcache) > QUERY_CACHE_SIZE:
+                self._qcache.popitem(last=False)
+        return vec
+
+    def _persist_query_vector(self, key: str, vec: np.ndarray) -> None:
+        """Best effort: never wait for the writer, never fail a search over it."""
+        if self.store.readonly:
+            return
+        conn = self.store.conn
+        conn.set_busy_timeout(0)
+        try:
+            with self.store.transaction():
+                conn.execute(
+                    "INSERT OR REPLACE INTO query_cache(key, vector, used_at) VALUES (?, ?, ?)",
+                    (key, np.ascontiguousarray(vec, dtype=np.float32).tobytes(), time.time()),
+                )
+                conn.execute(
+                    "DELETE FROM query_cache WHERE key IN (SELECT key FROM query_cache ORDER BY used_at DESC LIMIT -1 OFFSET ?)",
+                    (QUERY_CACHE_SIZE,),
+                )
+        except apsw.Error:
+            pass
+        finally:
+            with contextlib.suppress(apsw.Error):
+                conn.set_busy_timeout(BUSY_TIMEOUT_MS)

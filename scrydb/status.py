@@ -1,0 +1,294 @@
+"""``scry status``: what the index holds, how fresh it is against the working tree, and
+which files git tracks that it lacks, and why. Reads the index; never writes it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scrydb import background
+from scrydb.config import Config
+from scrydb.store import SCHEMA_VERSION, Store
+from scrydb.sync import fingerprint
+from scrydb.walk import Selector, walk
+
+#: ``status`` warns loudly when more git-tracked files than this are missing.
+MISSING_WARN = 5
+
+#: Tracked files left out for one of these reasons were left out on purpose; any other
+#: reason ("ignored" by a pattern, "other") is what a gitignore mistake looks like.
+DELIBERATE_SKIPS = frozenset(
+    {
+        "noise-dir",
+        "lock-file",
+        "meta-file",
+        "binary",
+        "data",
+        "minified",
+        "secret",
+        "too-large",
+        "generated",
+        "symlink",
+        "not-synced",
+    }
+)
+
+
+@dataclass
+class Status:
+    """What ``Index.status()`` reports (``scry status``)."""
+
+    root: str
+    db: str
+    db_bytes: int  #: the index file plus its WAL
+    files: int
+    chunks: int
+    symbols: int
+    vectors: int  #: distinct vectors in use (orphans not counted)
+    pending: int  #: chunks still waiting for a vector
+    skipped: dict[str, int]  #: paths the last sync skipped, per reason
+    last_sync: float | None  #: unix time of the last complete sync
+    fingerprint: dict[str, str | None]
+    stale: dict[str, int] | None = None  #: added/changed/deleted vs the working tree
+    git_missing: list[str] = field(default_factory=list)  #: suspicious ones, first 20
+    git_missing_count: int = 0  #: tracked by git, not indexed, for no deliberate reason
+    langs: dict[str, int] = field(default_factory=dict)
+    pending_texts: int = 0  #: distinct chunk texts still to embed
+    orphan_vectors: int = 0  #: vectors kept for reuse that no chunk refers to now
+    #: "hybrid", "hybrid-partial" (some chunks wait for vectors), "lexical" or "empty"
+    search: str = "empty"
+    rebuild: list[str] = field(default_factory=list)  #: what the next sync will rebuild, and why
+    stale_paths: list[str] = field(default_factory=list)  #: first few stale paths
+    #: git-tracked files the index lacks, per reason (see DELIBERATE_SKIPS)
+    git_tracked_skipped: dict[str, int] = field(default_factory=dict)
+    git_warning: bool = False  #: more than MISSING_WARN suspicious git-tracked files missing
+    writer_active: bool = False  #: a sync is running right now
+    embed_rate: float | None = None  #: texts/s measured by the last syncs that embedded
+    #: a re-embed for a new model under way: {"model", "done", "total"} (old vectors serve)
+    reembed: dict[str, Any] | None = None
+    #: files whose parse failed: chunked as plain windows (a grammar bug or a time-out)
+    parse_fallbacks: list[str] = field(default_factory=list)
+    #: a background indexer running now: {"pid", "started", "log", "root"}
+    background: dict[str, Any] | None = None
+
+    @property
+    def fresh(self) -> bool | None:
+        """Whether the index matches the working tree (None when not checked)."""
+        if self.stale is None:
+            return None
+        return not any(self.stale.values()) and not self.rebuild
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON form."""
+        d = asdict(self)
+        d["fresh"] = self.fresh
+        return d
+
+
+def skipped_paths(store: Store, root: Path, config: Config) -> dict[str, list[str]]:
+    """Every path the index leaves out, per reason: what the walk skips by name, size
+    or ignore rules (directories end in "/"), and what the last sync skipped by
+    content (binary, generated, secret, unreadable)."""
+    out: dict[str, list[str]] = {}
+    res = walk(root, config.index)
+    for reason, paths in res.skipped_paths.items():
+        out.setdefault(reason, []).extend(paths)
+    for path, reason in store.rows("SELECT path, reason FROM skipped ORDER BY path"):
+        out.setdefault(reason, []).append(path)
+    return {k: sorted(v) for k, v in sorted(out.items())}
+
+
+def status(
+    store: Store,
+    root: Path,
+    config: Config,
+    db_path: Path,
+    *,
+    embedder_id: str | None,
+    own_files: set[str],
+    check_stale: bool = True,
+    check_git: bool = True,
+) -> Status:
+    """Counts, freshness and fingerprint of an index (see ``Index.status``)."""
+    s = store
+    skipped: Counter[str] = Counter()
+    for reason, n in s.rows("SELECT reason, count(*) FROM skipped GROUP BY reason"):
+        skipped[reason] += n
+    for part in (s.meta("skipped_walk") or "").split(","):
+        if "=" in part:
+            k, v = part.split("=", 1)
+            skipped[k] += int(v)
+    last = s.meta("last_sync")
+    size = 0
+    for suffix in ("", "-wal"):
+        try:
+            size += os.path.getsize(str(db_path) + suffix)
+        except OSError:
+            pass
+    want = fingerprint(config, embedder_id)
+    fp: dict[str, str | None] = {
+        "schema": s.meta("schema"),
+        "schema_supported": str(SCHEMA_VERSION),
+        "embed_dim": s.meta("embed_dim"),
+        "scrydb_version": s.meta("scrydb_version"),
+    }
+    rebuild = []
+    for key, value in want.items():
+        fp[key] = s.meta(key)
+        fp["current_" + key] = value
+        if fp[key] is not None and fp[key] != value:
+            rebuild.append(f"{key} {fp[key]} -> {value}")
+    n_emb = s.scalar("SELECT count(*) FROM embeddings") or 0
+    orphans = (
+        s.scalar(
+            "SELECT count(*) FROM embeddings e WHERE NOT EXISTS "
+            "(SELECT 1 FROM chunks c WHERE c.emb_id = e.id)"
+        )
+        or 0
+    )
+    chunks = s.scalar("SELECT count(*) FROM chunks") or 0
+    pending = s.scalar("SELECT count(*) FROM chunks WHERE emb_id IS NULL") or 0
+    rate = s.meta("embed_rate")
+    st = Status(
+        root=str(root),
+        db=str(db_path),
+        db_bytes=size,
+        files=s.scalar("SELECT count(*) FROM files") or 0,
+        chunks=chunks,
+        symbols=s.scalar("SELECT count(*) FROM symbols") or 0,
+        vectors=n_emb - orphans,
+        pending=pending,
+        pending_texts=(
+            s.scalar("SELECT count(DISTINCT text_hash) FROM chunks WHERE emb_id IS NULL") or 0
+        ),
+        orphan_vectors=orphans,
+        search=(
+            "empty"
+            if not chunks
+            else "lexical"
+            if n_emb == orphans
+            else "hybrid-partial"
+            if pending
+            else "hybrid"
+        ),
+        skipped=dict(sorted(skipped.items())),
+        last_sync=float(last) if last else None,
+        fingerprint=fp,
+        rebuild=rebuild,
+        langs={
+            (lang or "text"): n
+            for lang, n in s.rows("SELECT lang, count(*) FROM files GROUP BY lang ORDER BY 2 DESC")
+        },
+        writer_active=s.writer_active(),
+        embed_rate=float(rate) if rate else None,
+    )
+    st.parse_fallbacks = json.loads(s.meta("parse_fallbacks") or "[]")
+    moving = s.next_vectors_progress()
+    if moving is not None:
+        st.reembed = {"model": moving[0], "done": moving[1], "total": moving[2]}
+    bg = background.running(db_path)
+    if bg is not None:
+        st.background = asdict(bg)
+    walked: set[str] | None = None
+    if check_stale or check_git:
+        result = walk(root, config.index)
+        own = own_files
+        files = [f for f in result.files if f.path not in own]
+        walked = {f.path for f in files}
+        if check_stale:
+            st.stale, st.stale_paths = _staleness(store, files, result.unlisted)
+    if check_git:
+        missing = git_missing(store, root, config, walked or set(), own_files)
+        reasons = Counter(missing.values())
+        st.git_tracked_skipped = dict(sorted(reasons.items()))
+        suspicious = sorted(p for p, r in missing.items() if r not in DELIBERATE_SKIPS)
+        st.git_missing_count = len(suspicious)
+        st.git_missing = suspicious[:20]
+        st.git_warning = len(suspicious) > MISSING_WARN
+    return st
+
+
+def _staleness(
+    store: Store, files: list[Any], unlisted: Sequence[str] = ()
+) -> tuple[dict[str, int], list[str]]:
+    """What a sync would change: counts of added/changed/deleted files, a few paths."""
+    indexed = {
+        p: (size, mt) for p, size, mt in store.rows("SELECT path, size, mtime_ns FROM files")
+    }
+    skipped = {
+        p: (size, mt) for p, size, mt in store.rows("SELECT path, size, mtime_ns FROM skipped")
+    }
+    added = changed = 0
+    paths: list[str] = []
+    seen = set()
+    for f in files:
+        seen.add(f.path)
+        old = indexed.get(f.path) or skipped.get(f.path)
+        if old is None:
+            added += 1
+        elif old != (f.size, f.mtime_ns):
+            changed += 1
+        else:
+            continue
+        if len(paths) < 10:
+            paths.append(f.path)
+    kept = tuple(d + "/" for d in unlisted)  # a sync keeps what it cannot list
+    gone = [p for p in indexed if p not in seen and not (kept and p.startswith(kept))]
+    paths += gone[: max(0, 10 - len(paths))]
+    return {"added": added, "changed": changed, "deleted": len(gone)}, paths
+
+
+def git_missing(
+    store: Store, root: Path, config: Config, walked: set[str], own_files: set[str]
+) -> dict[str, str]:
+    """Files git tracks that the index lacks, each with the reason it was left out.
+
+    Reasons are the walk's (``noise-dir``, ``lock-file``, ``binary``, …), ``ignored``
+    (a .gitignore/.scryignore/exclude pattern matches a file git tracks: the usual
+    mistake), ``not-synced`` (would be indexed by the next sync) or ``other``.
+    """
+    if not (root / ".git").exists():
+        return {}
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "-z", "--cached"],
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    if out.returncode != 0:
+        return {}
+    tracked = {p for p in out.stdout.decode("utf-8", "replace").split("\0") if p}
+    indexed = {r[0] for r in store.rows("SELECT path FROM files")}
+    skipped = {r[0] for r in store.rows("SELECT path FROM skipped")}
+    candidates = sorted(tracked - indexed - skipped - own_files)
+    if not candidates:
+        return {}
+
+    select = Selector(root, config.index)
+    missing: dict[str, str] = {}
+    for p in candidates:
+        full = root / p
+        if p in walked:
+            missing[p] = "not-synced"
+            continue
+        if full.is_symlink():
+            missing[p] = "symlink"
+            continue
+        try:
+            size = full.stat().st_size
+        except OSError:
+            continue  # deleted in the working tree, or a submodule
+        if not full.is_file():
+            continue
+        missing[p] = select.reason(p, size) or "other"
+    return missing

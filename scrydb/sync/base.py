@@ -1,0 +1,253 @@
+"""What every part of a sync shares: the constants, the report, the text and file helpers,
+the fingerprint, and :class:`Phase`, the state one sync's phases work on."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from scrydb import tokens
+from scrydb.chunk import CHUNKER_VERSION, Chunk
+from scrydb.config import Config
+from scrydb.embed import Embedder
+from scrydb.store import Store
+from scrydb.walk import UTF16_BOMS, WalkedFile
+
+#: Files per lexical write transaction (also capped by LEXICAL_BATCH_BYTES).
+LEXICAL_BATCH_FILES = 256
+LEXICAL_BATCH_BYTES = 4_000_000
+#: Pending chunks read from the store per embedding round (sorted by length inside it).
+EMBED_PAGE = 2048
+#: Texts per embedding transaction: about 3 s of MiniLM on 2 cores, so a killed run loses
+#: at most that much work, and a cancel request waits at most that long.
+EMBED_COMMIT = 64
+#: Bump when the text given to the embedder changes (``embed_header``, the cut): a new
+#: value re-embeds every chunk, like a new model.
+EMBED_TEXT_VERSION = "1"
+#: A sync that timed at least this many texts (after its first model call, which may
+#: load the model) records its rate (texts/s) for estimates.
+RATE_MIN_TEXTS = 32
+
+#: A file whose mtime is this close before the previous sync's scan is hashed again even
+#: when its stat did not change: file systems stamp times coarsely (jiffies on Linux, up
+#: to 2 s on FAT), so a second edit right after a sync read the file can keep its stat.
+RACY_NS = 2_000_000_000
+#: Files read and chunked to estimate a first index (spread evenly over the tree).
+ESTIMATE_SAMPLE = 200
+
+#: progress(phase, done, total): phases "scan", "chunk", "embed".
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class SyncReport:
+    """What one sync did (returned by ``Index.sync``)."""
+
+    files_seen: int = 0
+    files_added: int = 0
+    files_changed: int = 0
+    files_deleted: int = 0
+    files_unchanged: int = 0
+    chunks_written: int = 0  #: chunk rows inserted (new or changed text)
+    chunks_kept: int = 0  #: chunk rows of changed files kept as they were (lines may move)
+    chunks_deleted: int = 0
+    texts_embedded: int = 0  #: distinct chunk texts sent to the model
+    chunks_reused: int = 0  #: new chunk rows that got an existing vector
+    vectors_pruned: int = 0
+    pending: int = 0  #: chunks still without a vector after this sync
+    #: files read by this sync whose tree-sitter parse failed and fell back to windows
+    parse_fallbacks: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    rebuilt: str | None = None  #: why everything was re-chunked / re-embedded, if it was
+    cancelled: bool = False  #: stopped early on request; the next sync resumes
+    embed_rate: float | None = None  #: texts/s of the model (loading not counted)
+    seconds_scan: float = 0.0
+    seconds_lexical: float = 0.0
+    seconds_embed: float = 0.0
+
+    @property
+    def seconds(self) -> float:
+        """Wall time of the whole sync."""
+        return self.seconds_scan + self.seconds_lexical + self.seconds_embed
+
+    @property
+    def changed(self) -> bool:
+        """Whether anything in the index changed."""
+        return bool(
+            self.files_added
+            or self.files_changed
+            or self.files_deleted
+            or self.texts_embedded
+            or self.rebuilt
+        )
+
+    def to_json(self) -> dict[str, object]:
+        """JSON form (``scry index --json``)."""
+        d: dict[str, object] = dict(self.__dict__)
+        d["skipped"] = dict(sorted(self.skipped.items()))
+        d["seconds"] = round(self.seconds, 3)
+        return d
+
+
+@dataclass
+class _Staged:
+    """A file read and chunked, waiting to be written."""
+
+    walked: WalkedFile
+    lang: str | None
+    digest: str
+    n_lines: int
+    chunks: list[Chunk]
+    hashes: list[str]
+
+
+def text_hash(content: str) -> str:
+    """Key of embedding reuse: blake2b-128 of the chunk content."""
+    return hashlib.blake2b(content.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def read_file(path: Path, size: int, limit: int) -> bytes:
+    """A file's bytes, at most ``limit + 1`` (more than ``limit`` means too large).
+
+    Unbuffered and sized by the stat the walk took, so reading a file allocates what it
+    holds plus one byte (a buffered ``read(limit + 1)`` allocates ``limit`` bytes for
+    every file, however small; ``tests/test_perf_gates.py`` holds this). A file that grew
+    since its stat is read on, up to the limit.
+    """
+    want = min(max(size, 0), limit) + 1
+    with open(path, "rb", buffering=0) as fh:
+        data = fh.read(want)
+        # A regular file returns less only at its end; all of it means it grew.
+        while len(data) == want and want <= limit:
+            more = fh.read(min(limit + 1 - len(data), max(len(data), 65536)))
+            if not more:
+                break
+            data += more
+            want = len(data)
+    return data
+
+
+def file_hash(data: bytes) -> str:
+    """blake2b-128 of a file's bytes (decides whether a touched file really changed)."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def decode(data: bytes) -> str:
+    """UTF-8 text of a file (BOM dropped, invalid bytes replaced, never an error); a file
+    that starts with a UTF-16 byte order mark is read as UTF-16."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    elif data.startswith(UTF16_BOMS):
+        return data.decode("utf-16", errors="replace").replace("\x00", "\ufffd")
+    return data.decode("utf-8", errors="replace")
+
+
+def embed_header(repo: str, path: str, symbol: str | None) -> str:
+    """The context line put before a chunk's text when it is embedded (not shown)."""
+    return f"{repo} > {path} > {symbol}\n" if symbol else f"{repo} > {path}\n"
+
+
+def embed_recipe(config: Config) -> str:
+    """What, besides the model's id, decides a stored vector: the text recipe version,
+    the cut, a configured dimension and document prefix. Part of the fingerprint."""
+    recipe = f"{EMBED_TEXT_VERSION}:{config.index.embed_max_chars}"
+    if config.embed.dim:
+        recipe += f":d{config.embed.dim}"
+    if config.embed.document_prefix:
+        digest = hashlib.blake2b(config.embed.document_prefix.encode(), digest_size=4)
+        recipe += f":p{digest.hexdigest()}"
+    return recipe
+
+
+def fingerprint(config: Config, embedder_id: str | None) -> dict[str, str | None]:
+    """What this scrydb would write: meta key -> value. A stored value that differs
+    makes the next sync rebuild (chunker, tokenizer: re-chunk; embedder, embed_text:
+    re-embed)."""
+    return {
+        "chunker": CHUNKER_VERSION,
+        "tokenizer": tokens.TOKENIZER_VERSION,
+        "embedder": embedder_id,
+        "embed_text": embed_recipe(config),
+    }
+
+
+def embed_config_json(config: Config) -> str:
+    """The ``[embed]`` settings that made the index's vectors, as JSON (a model directory
+    made absolute): searches rebuild the query embedder from it while a re-embed for a
+    new model is under way."""
+    d = asdict(config.embed)
+    p = Path(os.path.expanduser(d["model"]))
+    if d["provider"] == "local" and p.is_dir():
+        d["model"] = str(p.resolve())
+    return json.dumps(d, sort_keys=True)
+
+
+def _counter_text(c: Counter[str]) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(c.items()))
+
+
+def file_stat(path: Path) -> tuple[int, int] | None:
+    """(size, mtime_ns) of a file, or None when it cannot be stat'ed."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
+class Phase:
+    """One sync's shared state, as each phase sees it: the store, the tree, the config,
+    the report being filled, and the caller's warn/progress/cancel hooks. ``embedder``
+    returns the model (built once per sync, on first use); None: this sync has none."""
+
+    def __init__(
+        self,
+        store: Store,
+        root: Path,
+        config: Config,
+        report: SyncReport,
+        *,
+        embedder: Callable[[], Embedder] | None,
+        embedder_id: str | None,
+        progress: Progress,
+        warn: Callable[[str], None],
+        cancel: Callable[[], bool],
+    ) -> None:
+        self.store = store
+        self.root = root
+        self.config = config
+        self.report = report
+        self._embedder_factory = embedder
+        self.embedder_id = embedder_id
+        self.progress = progress
+        self.warn = warn
+        self.cancel = cancel
+        self.repo_name = root.name
+
+    def embedder(self) -> Embedder:
+        """The embedder (built on first use; loading it may take seconds)."""
+        assert self._embedder_factory is not None
+        return self._embedder_factory()
+
+    def _cancelled(self) -> bool:
+        if not self.report.cancelled and self.cancel():
+            self.report.cancelled = True
+        return self.report.cancelled
+
+    def _lookup_embeddings(self, hashes: Iterable[str]) -> dict[str, int]:
+        """text_hash -> embedding id for the hashes that already have a vector."""
+        wanted = sorted(set(hashes))
+        if not wanted:
+            return {}
+        return dict(
+            self.store.rows(
+                "SELECT e.text_hash, e.id FROM json_each(?) AS j "
+                "JOIN embeddings AS e ON e.text_hash = j.value",
+                (json.dumps(wanted),),
+            )
+        )

@@ -1,0 +1,330 @@
+"""The lexical phase: read and chunk what changed, diff chunks against the index, and
+write files, chunks, symbols and FTS rows in batches (search works lexically as soon as
+a batch commits). Unchanged chunk texts keep their rows and vectors."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter, defaultdict
+from typing import Any
+
+from scrydb import langs, tokens
+from scrydb.chunk import Chunk, chunk_file
+from scrydb.chunk.entry import ENTRY_SHAPES
+from scrydb.sync.base import (
+    LEXICAL_BATCH_BYTES,
+    LEXICAL_BATCH_FILES,
+    Phase,
+    _Staged,
+    decode,
+    file_hash,
+    read_file,
+    text_hash,
+)
+from scrydb.walk import WalkedFile, classify_content, failure_reason
+
+#: Paths of files whose parse fell back to windows, remembered for ``scry status``.
+MAX_FALLBACKS_KEPT = 1000
+
+
+class LexicalPhase(Phase):
+    """Writes the lexical index for the files a sync found changed."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._names_new: set[str] = set()  #: symbols.norm values written in this transaction
+        self._names_gone: set[str] = set()  #: ... and deleted (may still exist elsewhere)
+        self._read_failures: Counter[str] = Counter()  #: files the walk saw but none could read
+        self._dropped: list[int] = []  #: ids of indexed files the next batch drops (now skipped)
+        #: files chunked as windows because their parse failed (kept in meta, for status)
+        self._fallbacks: set[str] = set(json.loads(self.store.meta("parse_fallbacks") or "[]"))
+        self._fallbacks_before = set(self._fallbacks)
+
+    def clear(self) -> None:
+        """Empty the lexical index (a rebuild; vectors stay for reuse)."""
+        self._fallbacks.clear()
+        c = self.store.conn
+        c.execute("DELETE FROM chunks_fts")
+        c.execute("DELETE FROM symbols")
+        c.execute("DELETE FROM chunks")
+        c.execute("DELETE FROM files")
+        c.execute("DELETE FROM skipped")
+        c.execute("DELETE FROM symbol_names")
+        self.store.bump("lex_epoch")
+
+    # -- lexical phase -----------------------------------------------------------------
+
+    def write(
+        self,
+        todo: list[WalkedFile],
+        existing: dict[str, tuple[int, int, int, str]],
+        deleted: list[tuple[str, int]],
+        stale_skips: list[str],
+    ) -> bool:
+        """Write deletions, then the changed files in batches. False when cancelled."""
+        total = len(todo)
+        if deleted or stale_skips:
+            with self.store.transaction():
+                for path, fid in deleted:
+                    self._delete_file(fid)
+                    self._fallbacks.discard(path)
+                self.store.conn.executemany(
+                    "DELETE FROM skipped WHERE path = ?", [(p,) for p in stale_skips]
+                )
+                self.report.files_deleted = len(deleted)
+                self._flush_names()
+                self.store.bump("lex_epoch")
+        batch: list[_Staged] = []
+        touched: list[tuple[int, int, int]] = []  # (file id, size, mtime) with same hash
+        skips: list[tuple[str, str, int, int]] = []
+        batch_bytes = 0
+        complete = True
+        for i, f in enumerate(todo):
+            staged = self._read(f, existing.get(f.path), touched, skips)
+            if staged is not None:
+                batch.append(staged)
+                batch_bytes += f.size
+            if len(batch) >= LEXICAL_BATCH_FILES or batch_bytes >= LEXICAL_BATCH_BYTES:
+                self._commit_lexical(batch, existing, touched, skips)
+                batch, touched, skips, batch_bytes = [], [], [], 0
+                if i < total - 1 and self._cancelled():
+                    complete = False
+                    break
+            self.progress("chunk", i + 1, total)
+        self._commit_lexical(batch, existing, touched, skips)
+        if self._fallbacks != self._fallbacks_before:
+            with self.store.transaction():
+                kept = sorted(self._fallbacks)[:MAX_FALLBACKS_KEPT]
+                self.store.set_meta("parse_fallbacks", json.dumps(kept))
+            self._fallbacks_before = set(self._fallbacks)
+        return complete
+
+    def _read(
+        self,
+        f: WalkedFile,
+        old: tuple[int, int, int, str] | None,
+        touched: list[tuple[int, int, int]],
+        skips: list[tuple[str, str, int, int]],
+    ) -> _Staged | None:
+        try:
+            data = read_file(self.root / f.path, f.size, self.config.index.max_file_bytes)
+        except OSError as e:
+            # Not kept in the skipped table: the next sync tries again (permissions fixed,
+            # the file back). FileNotFoundError: deleted since the walk saw it.
+            failed = failure_reason(e)
+            self.report.skipped[failed] += 1
+            self._read_failures[failed] += 1
+            return None
+        reason = (
+            "too-large"
+            if len(data) > self.config.index.max_file_bytes
+            else classify_content(data, self.config.index.skip_secrets)
+        )
+        if reason is not None:
+            self.report.skipped[reason] += 1
+            skips.append((f.path, reason, f.size, f.mtime_ns))
+            if old is not None:  # indexed before (a key pasted in, now binary): drop it
+                self._dropped.append(old[0])
+            return None
+        digest = file_hash(data)
+        if old is not None and old[3] == digest:
+            touched.append((old[0], f.size, f.mtime_ns))
+            self.report.files_unchanged += 1
+            return None
+        text = decode(data)
+        lang = langs.detect(f.path, data[:256])
+        failed_parse: list[str] = []
+        chunks = chunk_file(f.path, text, lang, on_fallback=failed_parse.append)
+        if failed_parse:
+            self.report.parse_fallbacks += 1
+            self._fallbacks.add(f.path)
+        else:
+            self._fallbacks.discard(f.path)
+        n_lines = text.count("\n") + 1 if text else 0
+        return _Staged(f, lang, digest, n_lines, chunks, [text_hash(c.content) for c in chunks])
+
+    def _commit_lexical(
+        self,
+        batch: list[_Staged],
+        existing: dict[str, tuple[int, int, int, str]],
+        touched: list[tuple[int, int, int]],
+        skips: list[tuple[str, str, int, int]],
+    ) -> None:
+        if not (batch or touched or skips):
+            return
+        s = self.store
+        c = s.conn
+        now = time.time()
+        with s.transaction():
+            reuse = self._lookup_embeddings(h for st in batch for h in st.hashes)
+            c.executemany(
+                "UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?",
+                [(sz, mt, fid) for fid, sz, mt in touched],
+            )
+            c.executemany(
+                "INSERT OR REPLACE INTO skipped(path, reason, size, mtime_ns) VALUES (?, ?, ?, ?)",
+                skips,
+            )
+            for fid in self._dropped:
+                self._delete_file(fid)
+            self.report.files_deleted += len(self._dropped)
+            self._dropped.clear()
+            for st in batch:
+                f = st.walked
+                old = existing.get(f.path)
+                if old is not None:
+                    fid = old[0]
+                    c.execute(
+                        "UPDATE files SET lang = ?, size = ?, mtime_ns = ?, hash = ?, n_lines = ?, indexed_at = ? WHERE id = ?",
+                        (st.lang, f.size, f.mtime_ns, st.digest, st.n_lines, now, fid),
+                    )
+                    fresh = self._diff_chunks(fid, st)
+                    self.report.files_changed += 1
+                else:
+                    c.execute("DELETE FROM skipped WHERE path = ?", (f.path,))
+                    c.execute(
+                        "INSERT INTO files(path, lang, size, mtime_ns, hash, n_lines, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (f.path, st.lang, f.size, f.mtime_ns, st.digest, st.n_lines, now),
+                    )
+                    fid = c.last_insert_rowid()
+                    fresh = list(zip(st.chunks, st.hashes, strict=True))
+                    self.report.files_added += 1
+                self._insert_chunks(fid, f.path, fresh, reuse)
+            self._flush_names()
+            s.bump("lex_epoch")
+
+    def _diff_chunks(self, fid: int, st: _Staged) -> list[tuple[Chunk, str]]:
+        """Keep the rows of a changed file's chunks that did not change; delete the rest.
+
+        A chunk is unchanged when its text, kind, symbol and definitions (relative to its
+        first line) are: its FTS row is then identical, only its lines may have moved.
+        Returns the new chunks that still need rows.
+        """
+        s = self.store
+        c = s.conn
+        defs: dict[int, list[tuple[str, str, str, int]]] = defaultdict(list)
+        for cid, name, qual, kind, line in s.rows(
+            "SELECT chunk_id, name, qualname, kind, line FROM symbols WHERE file_id = ?", (fid,)
+        ):
+            defs[cid].append((name, qual, kind, line))
+        pool: dict[tuple[object, ...], list[tuple[int, int]]] = defaultdict(list)
+        for cid, start, end, kind, sym, h in s.rows(
+            "SELECT id, start_line, end_line, kind, symbol, text_hash FROM chunks WHERE file_id = ?",
+            (fid,),
+        ):
+            rel = tuple(sorted((n, q, k, ln - start) for n, q, k, ln in defs.get(cid, ())))
+            pool[(h, kind, sym, end - start, rel)].append((cid, start))
+        fresh: list[tuple[Chunk, str]] = []
+        moves: list[tuple[int, int]] = []
+        for ch, h in zip(st.chunks, st.hashes, strict=True):
+            rel = tuple(
+                sorted((d.name, d.qualname, d.kind, d.line - ch.start_line) for d in ch.defs)
+            )
+            kept = pool.get((h, ch.kind, ch.symbol, ch.end_line - ch.start_line, rel))
+            if kept:
+                cid, start = kept.pop()
+                if start != ch.start_line:
+                    moves.append((ch.start_line - start, cid))
+                self.report.chunks_kept += 1
+            else:
+                fresh.append((ch, h))
+        gone = [(cid,) for rows in pool.values() for cid, _ in rows]
+        if gone:
+            self._names_gone.update(
+                tokens.normalise_name(d[0]) for (cid,) in gone for d in defs.get(cid, ())
+            )
+            c.executemany("DELETE FROM chunks_fts WHERE rowid = ?", gone)
+            c.executemany("DELETE FROM symbols WHERE chunk_id = ?", gone)
+            c.executemany("DELETE FROM chunks WHERE id = ?", gone)
+            self.report.chunks_deleted += len(gone)
+        if moves:
+            c.executemany(
+                "UPDATE chunks SET start_line = start_line + ?1, end_line = end_line + ?1 WHERE id = ?2",
+                moves,
+            )
+            c.executemany("UPDATE symbols SET line = line + ?1 WHERE chunk_id = ?2", moves)
+        return fresh
+
+    def _insert_chunks(
+        self, fid: int, path: str, chunks: list[tuple[Chunk, str]], reuse: dict[str, int]
+    ) -> None:
+        c = self.store.conn
+        stem_text, dir_text = tokens.path_texts(path)
+        for ch, h in chunks:
+            emb = reuse.get(h)
+            entry = 1 if ENTRY_SHAPES.search(ch.content) else 0
+            c.execute(
+                "INSERT INTO chunks(file_id, start_line, end_line, kind, symbol, content, text_hash, emb_id, entry) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (fid, ch.start_line, ch.end_line, ch.kind, ch.symbol, ch.content, h, emb, entry),
+            )
+            cid = c.last_insert_rowid()
+            if emb is not None:
+                self.report.chunks_reused += 1
+            c.execute(
+                "INSERT INTO chunks_fts(rowid, symbol, stem, path, body) VALUES (?, ?, ?, ?, ?)",
+                (
+                    cid,
+                    tokens.symbol_text(ch.index_names()),
+                    stem_text,
+                    dir_text,
+                    tokens.index_text(ch.content),
+                ),
+            )
+            if ch.defs:
+                self._names_new.update(tokens.normalise_name(d.name) for d in ch.defs)
+                c.executemany(
+                    "INSERT INTO symbols(name, norm, qualname, kind, file_id, chunk_id, line) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (
+                            d.name,
+                            tokens.normalise_name(d.name),
+                            d.qualname,
+                            d.kind,
+                            fid,
+                            cid,
+                            d.line,
+                        )
+                        for d in ch.defs
+                    ],
+                )
+            self.report.chunks_written += 1
+
+    def _delete_chunks(self, fid: int) -> int:
+        c = self.store.conn
+        self._names_gone.update(
+            r[0] for r in self.store.rows("SELECT norm FROM symbols WHERE file_id = ?", (fid,))
+        )
+        n = self.store.scalar("SELECT count(*) FROM chunks WHERE file_id = ?", (fid,)) or 0
+        c.execute(
+            "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE file_id = ?)",
+            (fid,),
+        )
+        c.execute("DELETE FROM symbols WHERE file_id = ?", (fid,))
+        c.execute("DELETE FROM chunks WHERE file_id = ?", (fid,))
+        return n
+
+    def _delete_file(self, fid: int) -> None:
+        self.report.chunks_deleted += self._delete_chunks(fid)
+        self.store.conn.execute("DELETE FROM files WHERE id = ?", (fid,))
+
+    def _flush_names(self) -> None:
+        """Bring ``symbol_names`` (fuzzy expansion) in line with the symbols written or
+        deleted in the current transaction, so it is never behind, even after a kill."""
+        c = self.store.conn
+        if self._names_new:
+            c.execute(
+                "INSERT OR IGNORE INTO symbol_names(name) SELECT value FROM json_each(?)",
+                (json.dumps(sorted(self._names_new)),),
+            )
+        if self._names_gone:
+            c.execute(
+                "DELETE FROM symbol_names WHERE name IN (SELECT value FROM json_each(?)) "
+                "AND NOT EXISTS (SELECT 1 FROM symbols WHERE symbols.norm = symbol_names.name)",
+                (json.dumps(sorted(self._names_gone)),),
+            )
+        self._names_new.clear()
+        self._names_gone.clear()
+
+    # -- orphan vectors ----------------------------------------------------------------
