@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from scrydb.errors import ScryError
+from scrydb.paths import parse_target
 
 #: Rank depth searched for a miss, to say how far off it was.
 MISS_DEPTH = 100
@@ -40,17 +41,18 @@ class Target:
         """``path``, ``path:LINE`` or ``path:A-B``."""
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"expect entry {text!r} is not a non-empty string")
-        path, sep, rng = text.strip().rpartition(":")
-        if not sep:
-            return Target(text.strip())
-        if "-" in rng:
-            a, _, b = rng.partition("-")
-            if not (a.isdigit() and b.isdigit()) or int(a) > int(b) or int(a) < 1:
-                raise ValueError(f"expect entry {text!r}: bad line range (use path:A-B)")
-            return Target(path, int(a), int(b))
-        if not rng.isdigit() or int(rng) < 1:
-            raise ValueError(f"expect entry {text!r}: bad line number (use path:LINE)")
-        return Target(path, int(rng), int(rng))
+        try:
+            path, a, b = parse_target(text.strip())  # the one parser of path:A-B
+        except ScryError:
+            raise ValueError(f"expect entry {text!r}: bad line range (use path:A-B)") from None
+        if a is None:
+            if ":" in path:
+                raise ValueError(f"expect entry {text!r}: bad line number (use path:LINE)")
+            return Target(path)
+        b = a if b is None else b
+        if a < 1 or b < a:
+            raise ValueError(f"expect entry {text!r}: bad line range (use path:A-B)")
+        return Target(path, a, b)
 
     def matches(self, path: str, start: int, end: int) -> bool:
         """Whether a hit (path, lines start..end) answers this target."""

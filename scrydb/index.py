@@ -21,10 +21,9 @@ from scrydb import status as status_mod
 from scrydb.config import Config, find_config
 from scrydb.embed import Embedder, embedder_id, make_embedder
 from scrydb.errors import IndexError_, ScryError
-from scrydb.paths import cache_dir, default_db_path, find_root
+from scrydb.paths import cache_dir, default_db_path, find_root, storable
 from scrydb.results import Match, ReadResult, Results
 from scrydb.search.engine import SearchEngine
-from scrydb.search.filters import storable
 from scrydb.status import Status
 from scrydb.store import IndexWriteError, Store, friendly_errors
 from scrydb.sync import (

@@ -58,40 +58,6 @@ FIRST_INDEX_WAIT_S = 45.0
 #: Seconds the shutdown waits for the background sync to reach a safe point.
 STOP_WAIT_S = 1.5
 
-INSTRUCTIONS = (
-    "scry: ranked code search over one repository ({root}). For any question about this "
-    "code (where / how / what is X), call `search` first, then `read` a hit to see all of "
-    "it; `locate` finds exact strings; `related` finds similar code; `status` says how "
-    "fresh the index is. Paths are relative to the repository root."
-)
-
-#: What each tool is for, in the words the agent reads (few words: they cost context in
-#: every conversation).
-DESCRIPTIONS = {
-    "search": (
-        "Find code by meaning or by name: the best chunks of this repository, ranked "
-        "(path:lines, kind, symbol, snippet). Use it first for any question about the code; "
-        "then `read` a hit to see all of it."
-    ),
-    "read": (
-        "Lines of an indexed file, served from the index. Give a hit's start_line for its "
-        "whole chunk, start_line and end_line for a range, neither for the file's start "
-        f"(at most {present.READ_MAX_LINES} lines per call)."
-    ),
-    "related": (
-        "Code most similar to the chunk at file:line, other files first: sibling "
-        "implementations, the same pattern elsewhere, likely tests."
-    ),
-    "locate": (
-        "Exact occurrences of a literal string (no regex) in the indexed files, as "
-        "path:line:col with the enclosing symbol. Use for known strings; for questions "
-        "use `search`."
-    ),
-    "status": (
-        "What is indexed and how fresh: files, chunks, pending embeddings, the background "
-        "sync and the file watcher."
-    ),
-}
 
 T = TypeVar("T")
 
@@ -510,12 +476,14 @@ def build_server(svc: ScryService) -> MCPServer:
     """The MCP server with scry's five tools over ``svc``."""
     mcp = _Server(
         "scry",
-        instructions=INSTRUCTIONS.format(root=svc.root),
+        instructions=present.TOOL_INSTRUCTIONS.format(root=svc.root),
         version=_version(),
         log_level="WARNING",
     )
 
-    @mcp.tool(annotations=_RO, structured_output=False, description=DESCRIPTIONS["search"])
+    @mcp.tool(
+        annotations=_RO, structured_output=False, description=present.TOOL_DESCRIPTIONS["search"]
+    )
     async def search(
         query: Annotated[
             str,
@@ -528,7 +496,7 @@ def build_server(svc: ScryService) -> MCPServer:
         path: PathFilter = None,
         ctx: Context | None = None,
     ) -> str:
-        """The ``search`` tool (description: DESCRIPTIONS)."""
+        """The ``search`` tool (description: present.TOOL_DESCRIPTIONS)."""
 
         def work(cancel: _Cancel) -> str:
             notes = svc.await_index(cancel)
@@ -539,7 +507,9 @@ def build_server(svc: ScryService) -> MCPServer:
 
         return await svc.run(ctx, "search", work)
 
-    @mcp.tool(annotations=_RO, structured_output=False, description=DESCRIPTIONS["read"])
+    @mcp.tool(
+        annotations=_RO, structured_output=False, description=present.TOOL_DESCRIPTIONS["read"]
+    )
     async def read(
         file: FileArg,
         start_line: Annotated[
@@ -548,7 +518,7 @@ def build_server(svc: ScryService) -> MCPServer:
         end_line: Annotated[int | None, Field(ge=1, description="Last line (inclusive).")] = None,
         ctx: Context | None = None,
     ) -> str:
-        """The ``read`` tool (description: DESCRIPTIONS)."""
+        """The ``read`` tool (description: present.TOOL_DESCRIPTIONS)."""
 
         def work(cancel: _Cancel) -> str:
             svc.await_index(cancel)
@@ -558,7 +528,9 @@ def build_server(svc: ScryService) -> MCPServer:
 
         return await svc.run(ctx, "read", work)
 
-    @mcp.tool(annotations=_RO, structured_output=False, description=DESCRIPTIONS["related"])
+    @mcp.tool(
+        annotations=_RO, structured_output=False, description=present.TOOL_DESCRIPTIONS["related"]
+    )
     async def related(
         file: FileArg,
         line: Annotated[
@@ -568,7 +540,7 @@ def build_server(svc: ScryService) -> MCPServer:
         limit: Annotated[int, Field(ge=1, le=MAX_HITS, description="Most hits to return.")] = 5,
         ctx: Context | None = None,
     ) -> str:
-        """The ``related`` tool (description: DESCRIPTIONS)."""
+        """The ``related`` tool (description: present.TOOL_DESCRIPTIONS)."""
 
         def work(cancel: _Cancel) -> str:
             svc.await_index(cancel)
@@ -580,7 +552,9 @@ def build_server(svc: ScryService) -> MCPServer:
 
         return await svc.run(ctx, "related", work)
 
-    @mcp.tool(annotations=_RO, structured_output=False, description=DESCRIPTIONS["locate"])
+    @mcp.tool(
+        annotations=_RO, structured_output=False, description=present.TOOL_DESCRIPTIONS["locate"]
+    )
     async def locate(
         text: Annotated[
             str,
@@ -594,7 +568,7 @@ def build_server(svc: ScryService) -> MCPServer:
         ignore_case: bool = False,
         ctx: Context | None = None,
     ) -> str:
-        """The ``locate`` tool (description: DESCRIPTIONS)."""
+        """The ``locate`` tool (description: present.TOOL_DESCRIPTIONS)."""
 
         def work(cancel: _Cancel) -> str:
             svc.await_index(cancel)
@@ -606,9 +580,11 @@ def build_server(svc: ScryService) -> MCPServer:
 
         return await svc.run(ctx, "locate", work)
 
-    @mcp.tool(annotations=_RO, structured_output=False, description=DESCRIPTIONS["status"])
+    @mcp.tool(
+        annotations=_RO, structured_output=False, description=present.TOOL_DESCRIPTIONS["status"]
+    )
     async def status(ctx: Context | None = None) -> str:
-        """The ``status`` tool (description: DESCRIPTIONS)."""
+        """The ``status`` tool (description: present.TOOL_DESCRIPTIONS)."""
 
         def work(cancel: _Cancel) -> str:
             return "\n".join(present.status_lines(svc.status(), svc.service_lines()))

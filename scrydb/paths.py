@@ -22,6 +22,17 @@ from scrydb.errors import ScryError
 ROOT_MARKERS = (".git", ".scry.toml", ".hg", ".svn")
 
 
+def storable(text: str) -> bool:
+    """Valid Unicode without NULs: text SQLite can store and compare. A file name with
+    bytes that are not UTF-8, an undecodable argument or a JSON ``\\ud800`` is not (the
+    one check for names, paths, filters and queries)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return "\x00" not in text
+
+
 def cache_dir() -> Path:
     """The per-user cache directory (``$SCRY_CACHE_DIR`` or the platform's)."""
     return Path(os.environ.get("SCRY_CACHE_DIR") or platformdirs.user_cache_dir("scrydb"))

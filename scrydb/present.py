@@ -175,6 +175,41 @@ MIN_BUDGET = 600
 READ_MAX_LINES = 300
 READ_MAX_CHARS = 40_000
 
+TOOL_INSTRUCTIONS = (
+    "scry: ranked code search over one repository ({root}). For any question about this "
+    "code (where / how / what is X), call `search` first, then `read` a hit to see all of "
+    "it; `locate` finds exact strings; `related` finds similar code; `status` says how "
+    "fresh the index is. Paths are relative to the repository root."
+)
+
+#: What each tool is for, in the words the agent reads (few words: they cost context in
+#: every conversation).
+TOOL_DESCRIPTIONS = {
+    "search": (
+        "Find code by meaning or by name: the best chunks of this repository, ranked "
+        "(path:lines, kind, symbol, snippet). Use it first for any question about the code; "
+        "then `read` a hit to see all of it."
+    ),
+    "read": (
+        "Lines of an indexed file, served from the index. Give a hit's start_line for its "
+        "whole chunk, start_line and end_line for a range, neither for the file's start "
+        f"(at most {READ_MAX_LINES} lines per call)."
+    ),
+    "related": (
+        "Code most similar to the chunk at file:line, other files first: sibling "
+        "implementations, the same pattern elsewhere, likely tests."
+    ),
+    "locate": (
+        "Exact occurrences of a literal string (no regex) in the indexed files, as "
+        "path:line:col with the enclosing symbol. Use for known strings; for questions "
+        "use `search`."
+    ),
+    "status": (
+        "What is indexed and how fresh: files, chunks, pending embeddings, the background "
+        "sync and the file watcher."
+    ),
+}
+
 #: The line under a cut snippet: how to get the whole chunk through the tools.
 TOOL_READ_HINT = '  … read(file="{path}", start_line={start}) gives the whole chunk'
 

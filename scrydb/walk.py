@@ -26,6 +26,7 @@ from pathlib import Path
 import pathspec
 
 from scrydb.config import IndexConfig
+from scrydb.paths import storable
 
 #: Directories never entered, whatever the ignore files say.
 NOISE_DIRS = frozenset(
@@ -371,7 +372,7 @@ def walk(root: str | os.PathLike[str], cfg: IndexConfig | None = None) -> WalkRe
         for entry in entries:
             name = entry.name
             rel = f"{rel_dir}/{name}" if rel_dir else name
-            if not _utf8_name(name):
+            if not storable(name):
                 # Bytes that are not UTF-8 (``\xff``) cannot be stored, shown or asked for.
                 result.skip("bad-name", rel)
                 continue
@@ -448,15 +449,6 @@ def failure_reason(err: OSError) -> str:
     """Skip reason of a path the walk listed but could not stat or open: ``vanished``
     (deleted meanwhile) or ``unreadable`` (permissions, I/O)."""
     return "vanished" if isinstance(err, FileNotFoundError) else "unreadable"
-
-
-def _utf8_name(name: str) -> bool:
-    """Whether a file name decoded from the file system is valid UTF-8 (no surrogates)."""
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _is_plain_file(path: Path) -> bool:

@@ -423,3 +423,7 @@ def test_index_summary_adds_up(tmp_path: Path) -> None:
 
     skipped = json.loads(st.stdout)["skipped"]
     assert skipped["binary"] == ["app/blob.py"] and skipped["lock-file"] == ["package-lock.json"]
+    # Run again with nothing to do: a one-word "query" that ran the command says how to
+    # search for the word instead.
+    again = run_scry("index", "--no-embed", cwd=repo, env=_env(tmp_path))
+    assert again.returncode == 0 and "`scry search index`" in again.stderr

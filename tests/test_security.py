@@ -348,7 +348,12 @@ def test_default_config_opens_no_network_socket_in_index_search_and_serve(tmp_pa
     assert r.returncode == 0, r.stderr[-2000:]
     srv = Served(repo, env, tmp_path / "serve.log")
     try:
-        srv.until("status", {}, lambda t: "embedding complete" in t and ": ready" in t, "model")
+        srv.until(
+            "status",
+            {},
+            lambda t: "every chunk has its vector" in t and "embedder  ready" in t,
+            "model",
+        )
         assert srv.text("search", {"query": "UserRepository"}).startswith("app/users.py")
         srv.text("read", {"file": "app/users.py", "start_line": 13})
         srv.text("related", {"file": "app/retry.py", "line": 9})

@@ -30,6 +30,9 @@ MAX_QUERY_CHARS = 2000
 WEAK_COSINE = 0.35
 
 MODES = ("fused", "lexical", "dense")
+#: Chunk ids per ``IN (...)`` when candidates are read back (well under SQLite's
+#: 32,766 parameters; a pool is a few hundred).
+HYDRATE_BATCH = 500
 
 
 class SearchEngine:
@@ -60,13 +63,13 @@ class SearchEngine:
         """Ranked hits for ``text`` (see ``Index.search``)."""
         if mode not in MODES:
             raise ScryError(f"unknown search mode {mode!r} (one of {', '.join(MODES)})")
+        if isinstance(k, bool) or int(k) < 1:
+            raise ValueError(f"k must be at least 1, not {k!r}")
         if text is None or not str(text).strip():
             raise ScryError(
                 "empty query: say what to look for, e.g. scry search 'where is the config loaded'"
             )
         text = _clean(str(text))[:MAX_QUERY_CHARS]
-        if isinstance(k, bool) or int(k) < 1:
-            raise ValueError(f"k must be at least 1, not {k!r}")
         k = min(int(k), 1000)
         t0 = time.perf_counter()
         q = analyse(text)
@@ -275,8 +278,8 @@ class SearchEngine:
 
     def _hydrate(self, cands: dict[int, rank.Candidate]) -> None:
         ids = list(cands)
-        for i in range(0, len(ids), 500):
-            part = ids[i : i + 500]
+        for i in range(0, len(ids), HYDRATE_BATCH):
+            part = ids[i : i + HYDRATE_BATCH]
             rows = self.store.rows(
                 "SELECT c.id, f.path, f.lang, c.start_line, c.end_line, c.kind, c.symbol, c.content, "
                 "c.text_hash, f.mtime_ns "

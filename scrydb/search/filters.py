@@ -10,20 +10,11 @@ from typing import Any
 
 from scrydb import langs
 from scrydb.errors import ScryError
+from scrydb.paths import storable
 
 #: Longest ``lang`` / ``path`` filter accepted (SQLite allows 32,766 parameters and
 #: GLOB patterns of 50,000 bytes; no real filter comes near this).
 MAX_FILTER_CHARS = 4096
-
-
-def storable(text: str) -> bool:
-    """Valid Unicode without NULs (an undecodable argument or a JSON ``\\ud800`` is not):
-    text SQLite can store and compare."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return "\x00" not in text
 
 
 class Filter:

@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from scrydb.errors import ScryError
+from scrydb.paths import storable
 from scrydb.results import Match
-from scrydb.search.filters import Filter, storable
+from scrydb.search.filters import Filter
 
 if TYPE_CHECKING:
     from scrydb.store import Store
