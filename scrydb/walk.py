@@ -16,6 +16,7 @@ Rules, in order (``walk`` decides by name and stat; ``classify_content`` decides
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import stat
@@ -184,6 +185,11 @@ SECRET_NAMES = (
     "*.ovpn",
 )
 SECRET_PATTERNS = pathspec.GitIgnoreSpec.from_lines(SECRET_NAMES)
+#: A file name no positive pattern could match is not a secret: one regex over the base
+#: name spares the pathspec match for nearly every file (the walk's hot path).
+_SECRET_MAYBE = re.compile(
+    "|".join(fnmatch.translate(p.rsplit("/", 1)[-1]) for p in SECRET_NAMES if not p.startswith("!"))
+)
 
 _MINIFIED_NAME = re.compile(r"[.-]min\.(js|css|mjs)$|\.bundle\.js$|\.chunk\.js$", re.I)
 _GENERATED = re.compile(
@@ -418,7 +424,7 @@ def name_reason(rel: str, name: str, size: int, cfg: IndexConfig) -> str | None:
         return "data"
     if _MINIFIED_NAME.search(name):
         return "minified"
-    if cfg.skip_secrets and SECRET_PATTERNS.match_file(rel):
+    if cfg.skip_secrets and _SECRET_MAYBE.match(name) and SECRET_PATTERNS.match_file(rel):
         return "secret"
     if size > cfg.max_file_bytes:
         return "too-large"
