@@ -6,18 +6,47 @@ with scrydb.open("path/to/repo") as ix:
     hits = ix.search("where is the retry backoff computed", k=5)
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from scrydb.config import Config
 from scrydb.errors import ScryError
-from scrydb.index import Index, Status, find_root, open
-from scrydb.results import Hit, ReadResult, Results
-from scrydb.sync import SyncReport
+from scrydb.results import Hit, Match, ReadResult, Results
+
+if TYPE_CHECKING:
+    from scrydb.index import Index, Status, find_root, open
+    from scrydb.sync import SyncReport
 
 __version__ = "0.1.0"
+
+#: Names imported on first use: the index pulls in SQLite, sqlite-vec and numpy, which
+#: ``scry --help`` and other light commands must not pay for.
+_LAZY = {
+    "Index": "scrydb.index",
+    "Status": "scrydb.index",
+    "find_root": "scrydb.index",
+    "open": "scrydb.index",
+    "SyncReport": "scrydb.sync",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'scrydb' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Config",
     "Hit",
     "Index",
+    "Match",
     "ReadResult",
     "Results",
     "ScryError",
