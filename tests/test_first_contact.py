@@ -257,10 +257,13 @@ def test_help_is_fast_and_usage_errors_are_one_line(lex_repo: tuple[Path, dict[s
     code = (
         "import sys\nfrom scrydb import cli\n"
         "try:\n    cli.main(['--help'])\nexcept SystemExit:\n    pass\n"
-        "print('MCP' if 'mcp' in sys.modules else 'NO-MCP', 'torch' in sys.modules)"
+        "print('MCP' if 'mcp' in sys.modules else 'NO-MCP', 'torch' in sys.modules,\n"
+        "      'numpy' in sys.modules, 'scrydb.index' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert "NO-MCP False" in out.stdout and "serve" in out.stdout, out.stdout + out.stderr
+    assert "NO-MCP False False False" in out.stdout and "serve" in out.stdout, (
+        out.stdout + out.stderr
+    )
     assert "scry search WORD" in out.stdout  # one-word queries that are command names
     import click
 
