@@ -1,0 +1,69 @@
+"""Score the golden sets with a chosen embedding model: ``scry eval`` plus a config.
+
+    python training/eval_golden.py --model DIR_OR_PACKAGE --db-dir DIR --save OUT.json \\
+        evals/httpx.toml evals/trpc-server.toml [--legs]
+
+``scry eval`` opens each corpus with the corpus's own ``.scry.toml`` (none in evals/corpora),
+so it cannot be told to use another model without writing into the corpus. This wrapper runs
+the same evaluator (scrydb.evaluate) with ``[embed] model`` set, by handing a config file to
+every ``scrydb.open`` it makes. Use a separate --db-dir per model: the index fingerprint
+would otherwise rebuild it on every switch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("cases", nargs="+")
+    ap.add_argument("--model", required=True, help="model directory or installed model package")
+    ap.add_argument("--db-dir", required=True)
+    ap.add_argument("--save", required=True)
+    ap.add_argument("--legs", action="store_true", default=True)
+    ap.add_argument("-k", type=int, default=10)
+    args = ap.parse_args()
+
+    import scrydb
+    from scrydb import evaluate
+
+    cfg = Path(tempfile.mkdtemp(prefix="scry-eval-")) / "scry.toml"
+    model = args.model
+    if Path(model).is_dir():
+        model = str(Path(model).resolve())
+    cfg.write_text(f'[embed]\nmodel = "{model}"\n')
+    orig = scrydb.open
+
+    def open_with_config(root, *a, **kw):
+        kw.setdefault("config", str(cfg))
+        return orig(root, *a, **kw)
+
+    scrydb.open = open_with_config
+    sets = [evaluate.load_set(c) for c in args.cases]
+    ev = evaluate.Evaluator(
+        k=args.k,
+        legs=args.legs,
+        runs=1,
+        repo=None,
+        db_dir=Path(args.db_dir),
+        tokens=False,
+        progress=lambda m: print(m, file=sys.stderr),
+    )
+    report = ev.run(sets)
+    report["embed_model"] = args.model
+    Path(args.save).write_text(json.dumps(report, indent=1), encoding="utf-8")
+    print(evaluate.render(report, None, misses=0))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
