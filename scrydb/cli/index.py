@@ -138,7 +138,7 @@ def index_cmd(
                     "`scry index` embeds them)",
                     err=True,
                 )
-            elif not rep.changed and path is None:
+            if not rep.changed and path is None:
                 click.echo(
                     "note: nothing changed (to search for the word 'index', run "
                     "`scry search index`)",
