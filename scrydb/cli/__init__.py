@@ -135,10 +135,6 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(rc if isinstance(rc, int) else 0)
 
 
-if __name__ == "__main__":
-    main()
-
-
 def _register() -> None:
     from scrydb.cli.eval import eval_cmd
     from scrydb.cli.index import index_cmd
