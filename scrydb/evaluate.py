@@ -11,6 +11,7 @@ target gains once; ideal = min(#targets, k)), Hit@1/3/5, latency p50/p95.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import statistics
@@ -242,6 +243,16 @@ def _pct(sorted_values: list[float], p: float) -> float:
     return sorted_values[i]
 
 
+def db_name(set_name: str, root: Path) -> str:
+    """The cached index file for one golden set in ``--db-dir``: keyed by set and corpus root.
+
+    An index belongs to one root, so two checkouts sharing a ``--db-dir`` (a CI cache, two
+    clones) each get their own file instead of tripping over the other's.
+    """
+    digest = hashlib.sha1(str(Path(root).resolve()).encode()).hexdigest()[:10]
+    return f"{set_name}-{digest}.db"
+
+
 class Evaluator:
     """Runs golden sets against their corpora."""
 
@@ -290,7 +301,7 @@ class Evaluator:
             db = None
             if self.db_dir is not None:
                 self.db_dir.mkdir(parents=True, exist_ok=True)
-                db = self.db_dir / f"{gs.name}.db"
+                db = self.db_dir / db_name(gs.name, root)
             with scrydb.open(root, db=db) as ix:
                 self.say(f"{gs.name}: syncing {root}")
                 rep = ix.sync(progress=self.sync_progress)

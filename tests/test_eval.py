@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -143,6 +144,17 @@ kind = "nl"
         str(tmp_path / "dbs"),
     )
     assert r3.returncode == 1 and "quality floor" in r3.stderr
+    # The same set over a second copy of the corpus shares --db-dir without clashing: an index
+    # belongs to one root, so each corpus path gets its own file (CI caches, two clones).
+    copy = tmp_path / "copy"
+    shutil.copytree(sample_repo, copy)
+    moved = tmp_path / "moved.toml"
+    moved.write_text(cases.read_text().replace(str(sample_repo), str(copy)))
+    (tmp_path / "moved").mkdir()
+    shutil.copy(moved, tmp_path / "moved" / "shop.toml")
+    r5 = run_scry("eval", str(tmp_path / "moved" / "shop.toml"), "--db-dir", str(tmp_path / "dbs"))
+    assert r5.returncode == 0, r5.stderr
+    assert len(list((tmp_path / "dbs").glob("shop-*.db"))) == 2
     bad = tmp_path / "bad.toml"
     bad.write_text("[[case]]\nquery = 'x'\n")
     r4 = run_scry("eval", str(bad))

@@ -63,7 +63,7 @@ from scrydb.cli.common import (
     "--db-dir",
     type=click.Path(file_okay=False),
     default=None,
-    help="Keep the corpora's indexes here.",
+    help="Keep the corpora's indexes here, one file per set and corpus path.",
 )
 @click.option(
     "--misses",
