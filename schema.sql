@@ -51,8 +51,16 @@ CREATE TABLE IF NOT EXISTS chunks (
     content    TEXT NOT NULL,
     text_hash  TEXT NOT NULL,              -- hash of content: key of embedding reuse
     emb_id     INTEGER REFERENCES embeddings(id) ON DELETE SET NULL,
-    entry      INTEGER NOT NULL DEFAULT 0  -- 1: shaped like an entry point (rank.ENTRY_SHAPES)
+    entry      INTEGER NOT NULL DEFAULT 0, -- 1: shaped like an entry point (chunk.ENTRY_SHAPES)
+    -- The header vector (chunk/header.py): a short natural-language text (name and path in
+    -- words, first docstring sentence) embedded beside the body. head_hash (of the header
+    -- without its path words, so a moved chunk keeps its vector, as bodies do) is NULL
+    -- until the embedding phase derives it, '' when the chunk has no header.
+    head_hash  TEXT,
+    head_emb_id INTEGER                    -- embeddings.id; unset by hand where vectors go
 );
+CREATE INDEX IF NOT EXISTS chunks_head ON chunks(head_hash);
+CREATE INDEX IF NOT EXISTS chunks_head_emb ON chunks(head_emb_id);
 CREATE INDEX IF NOT EXISTS chunks_entry ON chunks(entry) WHERE entry = 1;
 CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id, start_line);
 CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(text_hash);

@@ -310,6 +310,8 @@ def status_lines(st: Status, service: list[str] | None = None) -> list[str]:
     if st.writer_active:
         when += "; a sync is running now"
     vectors = f"vectors {st.vectors}"
+    if st.header_vectors:
+        vectors += f" (+{st.header_vectors} headers)"
     if st.orphan_vectors:
         vectors += f" (+{st.orphan_vectors} kept for reuse)"
     if st.search == "hybrid":
@@ -380,6 +382,7 @@ def index_summary(root: object, rep: SyncReport) -> str:
         f"indexed {root}: {rep.files_seen} files ({rep.files_added} new, "
         f"{rep.files_changed} changed, {rep.files_unchanged} unchanged, {by_content} skipped "
         f"by content), {rep.files_deleted} deleted; {by_rules} paths left out by name or "
-        f"ignore rules; {rep.chunks_written} chunks written, {rep.texts_embedded} embedded, "
-        f"{rep.seconds:.1f}s"
+        f"ignore rules; {rep.chunks_written} chunks written, {rep.texts_embedded} embedded"
+        + (f" (+{rep.headers_embedded} headers)" if rep.headers_embedded else "")
+        + f", {rep.seconds:.1f}s"
     )

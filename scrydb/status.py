@@ -51,7 +51,7 @@ class Status:
     files: int
     chunks: int
     symbols: int
-    vectors: int  #: distinct vectors in use (orphans not counted)
+    vectors: int  #: distinct chunk-body vectors in use (orphans not counted)
     pending: int  #: chunks still waiting for a vector
     skipped: dict[str, int]  #: paths the last sync skipped, per reason
     last_sync: float | None  #: unix time of the last complete sync
@@ -62,6 +62,7 @@ class Status:
     langs: dict[str, int] = field(default_factory=dict)
     pending_texts: int = 0  #: distinct chunk texts still to embed
     orphan_vectors: int = 0  #: vectors kept for reuse that no chunk refers to now
+    header_vectors: int = 0  #: distinct header vectors in use (chunk/header.py)
     #: "hybrid", "hybrid-partial" (some chunks wait for vectors), "lexical" or "empty"
     search: str = "empty"
     rebuild: list[str] = field(default_factory=list)  #: what the next sync will rebuild, and why
@@ -149,7 +150,17 @@ def status(
     orphans = (
         s.scalar(
             "SELECT count(*) FROM embeddings e WHERE NOT EXISTS "
-            "(SELECT 1 FROM chunks c WHERE c.emb_id = e.id)"
+            "(SELECT 1 FROM chunks c WHERE c.emb_id = e.id) AND NOT EXISTS "
+            "(SELECT 1 FROM chunks c WHERE c.head_emb_id = e.id)"
+        )
+        or 0
+    )
+    # A vector can serve as a body and a header at once only by a hash collision: the
+    # header vectors are those some chunk uses as its header and none as its body.
+    heads = (
+        s.scalar(
+            "SELECT count(DISTINCT c.head_emb_id) FROM chunks c WHERE c.head_emb_id IS NOT NULL "
+            "AND NOT EXISTS (SELECT 1 FROM chunks b WHERE b.emb_id = c.head_emb_id)"
         )
         or 0
     )
@@ -163,7 +174,8 @@ def status(
         files=s.scalar("SELECT count(*) FROM files") or 0,
         chunks=chunks,
         symbols=s.scalar("SELECT count(*) FROM symbols") or 0,
-        vectors=n_emb - orphans,
+        vectors=n_emb - orphans - heads,
+        header_vectors=heads,
         pending=pending,
         pending_texts=(
             s.scalar("SELECT count(DISTINCT text_hash) FROM chunks WHERE emb_id IS NULL") or 0

@@ -139,11 +139,21 @@ def test_damaged_index_fails(indexed_sample: tuple[Path, Path], tmp_path: Path) 
     repo, db = indexed_sample
     with scrydb.open(repo, db=db) as ix:
         ix.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        # B-tree pages to damage: where the chunks and files tables and an index start
+        # (a scribble over free space or vector blobs passes an integrity check).
+        roots = [
+            r[0]
+            for r in ix.store.rows(
+                "SELECT rootpage FROM sqlite_master WHERE name IN ('chunks', 'files', 'chunks_file')"
+            )
+        ]
+        page = ix.store.scalar("PRAGMA page_size")
     bad = tmp_path / "bad.db"
     shutil.copy(db, bad)
     data = bytearray(bad.read_bytes())
-    page = 4096
-    for off in range(3 * page, len(data) - page, 7 * page):  # scribble over interior pages
+    for n in roots:  # the page header and cell pointers
+        data[(n - 1) * page : (n - 1) * page + 800] = b"\xa5" * 800
+    for off in range(3 * page, len(data) - page, 7 * page):  # and pages at intervals
         data[off + 100 : off + 900] = b"\xa5" * 800
     bad.write_bytes(bytes(data))
     r = _check(repo, bad)

@@ -324,13 +324,13 @@ def _child(repo: Path, db: Path, point: str) -> subprocess.CompletedProcess[str]
 
 
 def _vectors(ix: scrydb.Index) -> dict[str, bytes]:
-    """text hash -> float vector bytes, for vectors some chunk uses."""
+    """text hash -> float vector bytes, for vectors some chunk uses (body or header)."""
     if not ix.store.has_table("vec_float"):
         return {}
     return dict(
         ix.store.rows(
             "SELECT e.text_hash, v.embedding FROM embeddings e JOIN vec_float v ON v.rowid = e.id "
-            "WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.emb_id = e.id)"
+            "WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.emb_id = e.id OR c.head_emb_id = e.id)"
         )
     )
 
@@ -429,7 +429,8 @@ def _kill_points(
             rep = ix.sync()
             assert rep.pending == 0
             assert _state(ix) == ref, (phase, kills)
-            assert rep.texts_embedded == len(set(ref[2]) - before), kills  # nothing redone
+            redone = rep.texts_embedded + rep.headers_embedded
+            assert redone == len(set(ref[2]) - before), kills  # nothing redone
             assert_consistent(ix)
         log.append(f"{', '.join(kills)}: {files} files committed -> resumed clean")
         for p in _db_files(db):

@@ -46,7 +46,8 @@ def test_edit_one_function_embeds_only_that_chunk(repo200: Path, tmp_path: Path)
     with scrydb.open(repo200, db=tmp_path / "i.db", embedder=fake) as ix:
         first = ix.sync()
         distinct = ix.store.scalar("SELECT count(DISTINCT text_hash) FROM chunks")
-        assert first.files_added == 200 and first.texts_embedded == distinct == len(fake.texts)
+        assert first.files_added == 200 and first.texts_embedded == distinct
+        assert len(fake.texts) == distinct + first.headers_embedded  # + a header each
         assert first.pending == 0
         ids_before = dict(ix.store.rows("SELECT text_hash, id FROM chunks"))
 
@@ -58,7 +59,9 @@ def test_edit_one_function_embeds_only_that_chunk(repo200: Path, tmp_path: Path)
         fake.texts.clear()
         rep = ix.sync()
         assert rep.files_changed == 1 and rep.files_added == rep.files_deleted == 0
+        # The body changed, its header (name, docstring) did not: one text embedded.
         assert rep.texts_embedded == 1 == len(fake.texts) and "total = 22 + 1" in fake.texts[0]
+        assert rep.headers_embedded == 0
         assert rep.chunks_written == 1 and rep.chunks_deleted == 1 and rep.chunks_kept == 2
         ids_after = dict(ix.store.rows("SELECT text_hash, id FROM chunks"))
         kept = [h for h in ids_before if h in ids_after]
@@ -117,8 +120,9 @@ def test_rename_embeds_nothing_and_delete_leaves_no_trace(repo200: Path, tmp_pat
         assert fts_hits(ix, "handle_33")  # a neighbour still there
         assert not s.rows("SELECT id FROM symbol_names WHERE name = 'handle31'")
         assert s.rows("SELECT id FROM symbol_names WHERE name = 'handle33'")
-        assert s.scalar("SELECT count(*) FROM embeddings WHERE orphaned_at IS NOT NULL") == 3
-        assert ix.status(check_stale=False, check_git=False).orphan_vectors == 3
+        # Three bodies and their three headers.
+        assert s.scalar("SELECT count(*) FROM embeddings WHERE orphaned_at IS NOT NULL") == 6
+        assert ix.status(check_stale=False, check_git=False).orphan_vectors == 6
         assert rep.vectors_pruned == 0  # orphan_keep = 1000
         assert_consistent(ix)
 
@@ -126,7 +130,7 @@ def test_rename_embeds_nothing_and_delete_leaves_no_trace(repo200: Path, tmp_pat
         dst.write_text(module_text(10, 3))
         fake.texts.clear()
         rep = ix.sync()
-        assert rep.texts_embedded == 0 and rep.chunks_reused == 3
+        assert rep.texts_embedded == rep.headers_embedded == 0 and rep.chunks_reused == 3
         assert s.scalar("SELECT count(*) FROM embeddings WHERE orphaned_at IS NOT NULL") == 0
 
     # orphan_keep = 0: a deletion drops its vectors at once.
@@ -134,14 +138,15 @@ def test_rename_embeds_nothing_and_delete_leaves_no_trace(repo200: Path, tmp_pat
     with scrydb.open(repo200, db=tmp_path / "i.db", config=cfg, embedder=fake) as ix:
         dst.unlink()
         rep = ix.sync()
-        assert rep.vectors_pruned == 3
-        assert ix.store.scalar("SELECT count(*) FROM embeddings") == n_vectors - 3
+        assert rep.vectors_pruned == 6  # three bodies, three headers
+        assert ix.store.scalar("SELECT count(*) FROM embeddings") == n_vectors - 6
         assert_consistent(ix)
 
 
 def test_orphans_beyond_keep_drop_the_longest_orphaned(repo200: Path, tmp_path: Path) -> None:
     cfg = Config()
     cfg.index.orphan_keep = 4
+    cfg.index.header_vectors = False  # bodies only: three vectors per module
     with scrydb.open(repo200, db=tmp_path / "i.db", config=cfg, embedder=FakeEmbedder()) as ix:
         ix.sync()
         (repo200 / module_path(0)).unlink()  # 3 orphans, kept
@@ -232,7 +237,8 @@ def test_lexical_first_then_embeddings(repo200: Path, tmp_path: Path) -> None:
         assert any("lexical" in n for n in res.notes)
         assert ix.status(check_stale=False, check_git=False).search == "lexical"
         rep = ix.sync()
-        assert rep.pending == 0 and rep.texts_embedded == len(fake.texts) > 0
+        assert rep.pending == 0 and rep.texts_embedded > 0
+        assert rep.texts_embedded + rep.headers_embedded == len(fake.texts)
         res = ix.search("handle_77")
         assert "dense" in res.legs and not res.notes
         assert ix.status(check_stale=False, check_git=False).search == "hybrid"
@@ -316,7 +322,8 @@ def test_fingerprint_embedder_change_reembeds_with_one_warning(
     db = tmp_path / "i.db"
     with scrydb.open(repo200, db=db, embedder=FakeEmbedder("fake:a")) as ix:
         ix.sync()
-        n = ix.store.scalar("SELECT count(*) FROM embeddings")
+        n = ix.store.scalar("SELECT count(DISTINCT text_hash) FROM chunks")  # bodies
+        all_vectors = ix.store.scalar("SELECT count(*) FROM embeddings")  # + headers
     # The next index's status already says what the next sync will do.
     with scrydb.open(repo200, db=db, embedder=FakeEmbedder("fake:b")) as ix:
         st = ix.status(check_stale=False, check_git=False)
@@ -325,13 +332,15 @@ def test_fingerprint_embedder_change_reembeds_with_one_warning(
         rep = ix.sync(embed=False, warn=warnings.append)  # probed; the old vectors stay
         assert len(warnings) == 1 and "fake:a -> fake:b" in warnings[0]
         assert rep.rebuilt and rep.files_added == 0
-        assert ix.store.scalar("SELECT count(*) FROM embeddings") == n
+        assert ix.store.scalar("SELECT count(*) FROM embeddings") == all_vectors
         st = ix.status(check_stale=False, check_git=False)
         assert st.search == "hybrid" and st.vectors == n
+        assert st.vectors + st.header_vectors == all_vectors
         assert st.reembed == {"model": ix.store.meta("next_embedder"), "done": 0, "total": n}
         assert ix.store.meta("embedder") == "fake:a"
         rep = ix.sync(warn=warnings.append)
         assert rep.texts_embedded == n and len(warnings) == 1
+        assert rep.texts_embedded + rep.headers_embedded == all_vectors
         assert ix.store.meta("embedder") == "fake:b" and ix.store.meta("next_embedder") is None
         assert not ix.store.has_table("vec_next")
         assert ix.status(check_stale=False, check_git=False).reembed is None
@@ -361,9 +370,15 @@ def test_old_schema_is_migrated_keeping_vectors(repo200: Path, tmp_path: Path) -
     with scrydb.open(repo200, db=db, embedder=FakeEmbedder()) as ix:
         ix.sync()
         n = ix.store.scalar("SELECT count(*) FROM embeddings")
-    # Make it a schema-1 file: no orphaned_at column.
+        heads = ix.store.scalar("SELECT count(*) FROM chunks WHERE head_emb_id IS NOT NULL")
+        assert heads and n > heads
+    # Make it a schema-1 file: no orphaned_at column, no header columns.
     conn = apsw.Connection(str(db))
-    conn.execute("DROP INDEX embeddings_orphaned; ALTER TABLE embeddings DROP COLUMN orphaned_at")
+    conn.execute(
+        "DROP INDEX embeddings_orphaned; ALTER TABLE embeddings DROP COLUMN orphaned_at; "
+        "DROP INDEX chunks_head; DROP INDEX chunks_head_emb; "
+        "ALTER TABLE chunks DROP COLUMN head_hash; ALTER TABLE chunks DROP COLUMN head_emb_id"
+    )
     conn.execute("PRAGMA user_version = 1")
     conn.close()
     with pytest.raises(IndexError_, match="old schema"):
@@ -372,9 +387,11 @@ def test_old_schema_is_migrated_keeping_vectors(repo200: Path, tmp_path: Path) -
     with scrydb.open(repo200, db=db, embedder=FakeEmbedder()) as ix:
         assert ix.store.migrated_from == 1
         rep = ix.sync(warn=warnings.append)
+        # Bodies and headers find their old vectors by text hash: nothing is embedded.
         assert rep.texts_embedded == 0 and not warnings
         assert ix.store.scalar("SELECT count(*) FROM embeddings") == n
         assert ix.store.scalar("PRAGMA user_version") == SCHEMA_VERSION
+        assert ix.store.scalar("SELECT count(*) FROM chunks WHERE head_emb_id IS NOT NULL") == heads
 
 
 def test_unmigratable_schema_rebuilds_with_one_warning(
@@ -554,7 +571,8 @@ def test_model_change_interrupted_keeps_old_vectors_and_resumes(
     db = tmp_path / "i.db"
     with scrydb.open(repo200, db=db, embedder=FakeEmbedder("fake:a")) as ix:
         ix.sync()
-        n = ix.store.scalar("SELECT count(*) FROM embeddings")
+        n = ix.store.scalar("SELECT count(DISTINCT text_hash) FROM chunks")  # bodies
+        all_vectors = ix.store.scalar("SELECT count(*) FROM embeddings")  # + headers
     fake_b = FakeEmbedder("fake:b")
     with scrydb.open(repo200, db=db, embedder=fake_b) as ix:
         calls = iter(range(10**6))
@@ -566,9 +584,11 @@ def test_model_change_interrupted_keeps_old_vectors_and_resumes(
         assert ix.store.meta("embedder") == "fake:a"
         done = st.reembed["done"]
         rep = ix.sync()
-        assert rep.texts_embedded == n - done
+        assert rep.texts_embedded == n - done  # bodies go first
+        assert rep.headers_embedded == all_vectors - n
         assert ix.store.meta("embedder") == "fake:b"
-        assert ix.store.scalar("SELECT count(*) FROM embeddings") == n
+        assert ix.store.scalar("SELECT count(*) FROM embeddings") == all_vectors
+        assert ix.store.scalar("SELECT count(*) FROM chunks WHERE head_emb_id IS NULL") == 0
         assert ix.store.scalar("SELECT count(*) FROM chunks WHERE emb_id IS NULL") == 0
         assert_consistent(ix)
 

@@ -250,29 +250,53 @@ class SearchEngine:
         if filt.active:
             where, params = filt.sql()
             ids = [
-                r[0]
+                e
                 for r in s.rows(
-                    f"SELECT DISTINCT c.emb_id FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.emb_id IS NOT NULL {where}",
+                    f"SELECT c.emb_id, c.head_emb_id FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.emb_id IS NOT NULL {where}",
                     tuple(params),
                 )
+                for e in r
+                if e is not None
             ]
             allowed = self.vectors.mask(np.array(ids, dtype=np.int64))
         sc = self.config.search
-        emb_ids, scores = self.vectors.search(qvec, pool, allowed, sc.exact_max, sc.coarse_pool)
+        # Twice the pool: a chunk's body and header can both be among the nearest.
+        emb_ids, scores = self.vectors.search(qvec, 2 * pool, allowed, sc.exact_max, sc.coarse_pool)
         if len(emb_ids) == 0:
             return True
-        rank_of = {int(e): (i + 1, float(scores[i])) for i, e in enumerate(emb_ids)}
+        # A chunk is a candidate when its body or its header vector is among the nearest;
+        # it is then scored by both (rank.HEAD_WEIGHT) and ranked by that score.
+        cos = {int(e): float(v) for e, v in zip(emb_ids, scores, strict=True)}
         where, params = filt.sql()
-        placeholders = ",".join("?" * len(rank_of))
+        marks = ",".join("?" * len(cos))
         rows = s.rows(
-            f"SELECT c.id, c.emb_id FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.emb_id IN ({placeholders}) {where}",
-            (*rank_of.keys(), *params),
+            "SELECT c.id, c.emb_id, c.head_emb_id FROM chunks c JOIN files f ON f.id = c.file_id "
+            f"WHERE (c.emb_id IN ({marks}) OR c.head_emb_id IN ({marks})) {where}",
+            (*cos.keys(), *cos.keys(), *params),
         )
-        for cid, eid in rows:
-            r, score = rank_of[eid]
+        scored = []
+        for cid, eid, hid in rows:
+            body = cos.get(eid) if eid is not None else None
+            if body is None and eid is not None:
+                body = self._cosine(eid, qvec)
+            if body is None:
+                continue
+            if hid is None:
+                scored.append((body, cid))
+                continue
+            head = cos.get(hid)
+            if head is None:
+                head = self._cosine(hid, qvec)
+            scored.append((body if head is None else rank.with_header(body, head), cid))
+        scored.sort(reverse=True)
+        for r, (score, cid) in enumerate(scored[:pool], 1):
             c = cands.setdefault(cid, rank.Candidate(cid))
             c.dense_rank, c.dense_score = r, score
         return True
+
+    def _cosine(self, emb_id: int, qvec: np.ndarray) -> float | None:
+        v = self.vectors.vector(emb_id)
+        return None if v is None else float(np.dot(v, qvec))
 
     # -- ranker evidence ---------------------------------------------------------------
 

@@ -26,7 +26,7 @@ from scrydb.store.lock import WriterLock
 from scrydb.store.tables import VectorTables
 
 #: Bump on any change to schema.sql; a file with a newer version is refused.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: Statements that bring a file of schema N to N + 1 while keeping its data (above all
 #: its vectors, which cost minutes to hours to recompute). An older file without a path
 #: to SCHEMA_VERSION is rebuilt from nothing (the next sync says so in one line).
@@ -38,6 +38,11 @@ MIGRATIONS: dict[int, str] = {
     INSERT OR IGNORE INTO symbol_names(name) SELECT DISTINCT norm FROM symbols;
     DELETE FROM symbol_names WHERE NOT EXISTS
         (SELECT 1 FROM symbols WHERE symbols.norm = symbol_names.name);
+    """,
+    # 3: chunks get a header vector beside the body's (derived by the next embedding phase).
+    2: """
+    ALTER TABLE chunks ADD COLUMN head_hash TEXT;
+    ALTER TABLE chunks ADD COLUMN head_emb_id INTEGER;
     """,
 }
 #: ``PRAGMA application_id`` of scrydb files ("SCRY"): tells our files from others.

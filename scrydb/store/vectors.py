@@ -83,7 +83,8 @@ class VectorIndex:
             (
                 r[0]
                 for r in store.conn.execute(
-                    "SELECT DISTINCT emb_id FROM chunks WHERE emb_id IS NOT NULL"
+                    "SELECT emb_id FROM chunks WHERE emb_id IS NOT NULL UNION "
+                    "SELECT head_emb_id FROM chunks WHERE head_emb_id IS NOT NULL"
                 )
             ),
             dtype=np.int64,

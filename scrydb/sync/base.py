@@ -57,6 +57,7 @@ class SyncReport:
     chunks_kept: int = 0  #: chunk rows of changed files kept as they were (lines may move)
     chunks_deleted: int = 0
     texts_embedded: int = 0  #: distinct chunk texts sent to the model
+    headers_embedded: int = 0  #: distinct chunk headers sent to the model (header vectors)
     chunks_reused: int = 0  #: new chunk rows that got an existing vector
     vectors_pruned: int = 0
     pending: int = 0  #: chunks still without a vector after this sync
@@ -83,6 +84,7 @@ class SyncReport:
             or self.files_changed
             or self.files_deleted
             or self.texts_embedded
+            or self.headers_embedded
             or self.rebuilt
         )
 
@@ -150,6 +152,12 @@ def decode(data: bytes) -> str:
 def embed_header(repo: str, path: str, symbol: str | None) -> str:
     """The context line put before a chunk's text when it is embedded (not shown)."""
     return f"{repo} > {path} > {symbol}\n" if symbol else f"{repo} > {path}\n"
+
+
+def head_hash(key: str) -> str:
+    """Key of a header vector's reuse (``chunk.header.header_key``): a hash apart from
+    every chunk text's."""
+    return text_hash("\x00head\x00" + key)
 
 
 def embed_recipe(config: Config) -> str:

@@ -1,14 +1,17 @@
-"""The embedding phase: embed every distinct chunk text that has no vector yet (one
-transaction per EMBED_COMMIT texts, so a killed run resumes), and keep the vectors that
-lost their chunks for reuse (branch switches, undos) up to ``orphan_keep``."""
+"""The embedding phase: embed every distinct chunk text that has no vector yet, then every
+chunk header (chunk/header.py) that has none (one transaction per EMBED_COMMIT texts, so a
+killed run resumes), and keep the vectors that lost their chunks for reuse (branch
+switches, undos) up to ``orphan_keep``."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
+from scrydb.chunk.header import HEADER_VERSION, header_key, header_text
 from scrydb.embed import Embedder
 from scrydb.sync.base import (
     EMBED_COMMIT,
@@ -16,8 +19,14 @@ from scrydb.sync.base import (
     RATE_MIN_TEXTS,
     Phase,
     embed_header,
+    head_hash,
 )
 from scrydb.sync.models import ModelSwitch
+
+#: A chunk whose body or header waits for a vector.
+PENDING_SQL = (
+    "SELECT 1 FROM chunks WHERE emb_id IS NULL OR (head_hash != '' AND head_emb_id IS NULL) LIMIT 1"
+)
 
 
 class EmbeddingPhase(Phase):
@@ -36,13 +45,15 @@ class EmbeddingPhase(Phase):
         now = time.time()
         with s.transaction():
             c = s.conn
-            c.execute(
-                "UPDATE embeddings SET orphaned_at = NULL WHERE orphaned_at IS NOT NULL "
-                "AND EXISTS (SELECT 1 FROM chunks WHERE chunks.emb_id = embeddings.id)"
+            used = (
+                "(EXISTS (SELECT 1 FROM chunks WHERE chunks.emb_id = embeddings.id) "
+                "OR EXISTS (SELECT 1 FROM chunks WHERE chunks.head_emb_id = embeddings.id))"
             )
             c.execute(
-                "UPDATE embeddings SET orphaned_at = ? WHERE orphaned_at IS NULL "
-                "AND NOT EXISTS (SELECT 1 FROM chunks WHERE chunks.emb_id = embeddings.id)",
+                f"UPDATE embeddings SET orphaned_at = NULL WHERE orphaned_at IS NOT NULL AND {used}"
+            )
+            c.execute(
+                f"UPDATE embeddings SET orphaned_at = ? WHERE orphaned_at IS NULL AND NOT {used}",
                 (now,),
             )
             drop = [
@@ -57,6 +68,7 @@ class EmbeddingPhase(Phase):
                 c.executemany("DELETE FROM vec_float WHERE rowid = ?", drop)
                 c.executemany("DELETE FROM vec_bit WHERE rowid = ?", drop)
                 c.executemany("DELETE FROM embeddings WHERE id = ?", drop)
+                c.executemany("UPDATE chunks SET head_emb_id = NULL WHERE head_emb_id = ?", drop)
                 s.bump("vec_epoch")
         self.report.vectors_pruned += len(drop)
 
@@ -78,50 +90,99 @@ class EmbeddingPhase(Phase):
             s.create_vec_tables(dim)
 
     def _pending_texts(self) -> int:
-        return (
-            self.store.scalar("SELECT count(DISTINCT text_hash) FROM chunks WHERE emb_id IS NULL")
-            or 0
+        s = self.store
+        bodies = s.scalar("SELECT count(DISTINCT text_hash) FROM chunks WHERE emb_id IS NULL")
+        heads = s.scalar(
+            "SELECT count(DISTINCT head_hash) FROM chunks "
+            "WHERE head_hash != '' AND head_emb_id IS NULL"
         )
+        return (bodies or 0) + (heads or 0)
+
+    def derive_heads(self) -> None:
+        """Give every chunk its header hash ('' when it has none, or ``[index]
+        header_vectors`` is off). Cheap (text only, no model); a changed header recipe or
+        setting resets the headers (the bodies' vectors stay; the old headers' vectors are
+        kept for reuse like any unreferenced vector)."""
+        s = self.store
+        on = self.config.index.header_vectors
+        recipe = HEADER_VERSION if on else "off"
+        if s.meta("head_text") != recipe:
+            with s.transaction():
+                s.conn.execute(
+                    "UPDATE chunks SET head_hash = NULL, head_emb_id = NULL "
+                    "WHERE head_hash IS NOT NULL"
+                )
+                s.set_meta("head_text", recipe)
+        for page in self._pages("c.head_hash IS NULL"):
+            if self._cancelled():
+                break
+            rows = []
+            for cid, path, sym, kind, content, _h, _hh in page:
+                key = header_key(path, sym, kind, content) if on else None
+                rows.append((head_hash(key) if key else "", cid))
+            with s.transaction():
+                s.conn.executemany("UPDATE chunks SET head_hash = ? WHERE id = ?", rows)
+
+    def _pages(self, where: str) -> Iterator[list[tuple[Any, ...]]]:
+        """Pages of (id, path, symbol, kind, content, text_hash, head_hash) of the chunks
+        matching ``where``, by id: keyset pages over the primary key, no scan or sort of
+        all matching rows. A page's rows may change before the next page is read."""
+        last_id = 0
+        while True:
+            page = self.store.rows(
+                "SELECT c.id, f.path, c.symbol, c.kind, c.content, c.text_hash, c.head_hash "
+                f"FROM chunks c JOIN files f ON f.id = c.file_id WHERE {where} AND c.id > ? "
+                "ORDER BY c.id LIMIT ?",
+                (last_id, EMBED_PAGE),
+            )
+            if not page:
+                return
+            last_id = page[-1][0]
+            yield page
+
+    def _pending_pages(self) -> Iterator[tuple[dict[str, str], bool]]:
+        """Pages of pending texts (hash -> text to embed) and whether they are headers:
+        chunk bodies first (the dense leg needs them most), then headers."""
+        max_chars = self.config.index.embed_max_chars
+        for page in self._pages("c.emb_id IS NULL"):
+            texts: dict[str, str] = {}
+            for _cid, path, sym, _kind, content, h, _hh in page:
+                if h not in texts:
+                    texts[h] = embed_header(self.repo_name, path, sym) + content[:max_chars]
+            yield texts, False
+        for page in self._pages("c.head_emb_id IS NULL AND c.head_hash != ''"):
+            texts = {}
+            for _cid, path, sym, kind, content, _h, hh in page:
+                if hh not in texts:
+                    texts[hh] = header_text(path, sym, kind, content) or path
+            yield texts, True
 
     def embed_pending(self) -> None:
-        """Embed every distinct pending chunk text, one transaction per EMBED_COMMIT."""
+        """Embed every distinct pending chunk text and header, one transaction per
+        EMBED_COMMIT."""
         s = self.store
+        self.derive_heads()
         if s.meta("next_embedder") is not None:
             self.switch.embed_all()
             return
-        if not s.scalar("SELECT 1 FROM chunks WHERE emb_id IS NULL LIMIT 1"):
+        if not s.scalar(PENDING_SQL):
             return
         emb = self.embedder()
         self._ensure_vec_tables(emb)
         total = self._pending_texts()
         done = 0
         self.progress("embed", 0, total)
-        max_chars = self.config.index.embed_max_chars
-        last_id = 0
         calls = rate_texts = 0
         rate_s = 0.0
-        while not self._cancelled():
-            # Keyset pages over the chunks_emb index: no scan or sort of all pending rows.
-            page = s.rows(
-                "SELECT c.id, c.text_hash, c.content, c.symbol, f.path FROM chunks c "
-                "JOIN files f ON f.id = c.file_id WHERE c.emb_id IS NULL AND c.id > ? "
-                "ORDER BY c.id LIMIT ?",
-                (last_id, EMBED_PAGE),
-            )
-            if not page:
+        # The recorded rate is bodies per second of all embedding, headers included: what
+        # an estimate of a first index (chunks / rate) needs.
+        for texts, heads in self._pending_pages():
+            if self._cancelled():
                 break
-            last_id = page[-1][0]
-            texts: dict[str, str] = {}
-            for _cid, h, content, sym, path in page:
-                if h not in texts:
-                    texts[h] = embed_header(self.repo_name, path, sym) + content[:max_chars]
             known = self._lookup_embeddings(texts)
-            if known:  # a vector exists but was not linked (cannot normally happen)
+            if known:  # a vector exists but was not linked (a header equal to another's)
                 with s.transaction():
-                    s.conn.executemany(
-                        "UPDATE chunks SET emb_id = ? WHERE text_hash = ? AND emb_id IS NULL",
-                        [(eid, h) for h, eid in known.items()],
-                    )
+                    self._link(list(known.items()))
             items = sorted(
                 ((h, t) for h, t in texts.items() if h not in known), key=lambda it: len(it[1])
             )  # similar lengths batch with little padding
@@ -132,15 +193,36 @@ class EmbeddingPhase(Phase):
                 t0 = time.perf_counter()
                 vecs = emb.embed_documents([t for _, t in part])
                 if calls:  # the first call may include loading the model
-                    rate_texts += len(part)
+                    rate_texts += 0 if heads else len(part)
                     rate_s += time.perf_counter() - t0
                 calls += 1
                 self._store_vectors([h for h, _ in part], vecs)
                 done += len(part)
-                self.report.texts_embedded += len(part)
+                if heads:
+                    self.report.headers_embedded += len(part)
+                else:
+                    self.report.texts_embedded += len(part)
                 self.progress("embed", done, max(total, done))
         if rate_texts >= RATE_MIN_TEXTS and rate_s > 0:
             self.report.embed_rate = rate_texts / rate_s
+
+    def _link(self, pairs: list[tuple[str, int]]) -> None:
+        """Point the chunks whose body or header has a hash at that hash's vector (inside
+        a transaction). Body and header hashes never collide (``head_hash``)."""
+        c = self.store.conn
+        c.executemany(
+            "UPDATE chunks SET emb_id = ? WHERE text_hash = ? AND emb_id IS NULL",
+            [(eid, h) for h, eid in pairs],
+        )
+        c.executemany(
+            "UPDATE chunks SET head_emb_id = ? WHERE head_hash = ? AND head_emb_id IS NULL",
+            [(eid, h) for h, eid in pairs],
+        )
+        # A kept orphan linked again (a header comes back after an undo) is in use.
+        c.executemany(
+            "UPDATE embeddings SET orphaned_at = NULL WHERE id = ? AND orphaned_at IS NOT NULL",
+            [(eid,) for _h, eid in pairs],
+        )
 
     def _store_vectors(self, hashes: list[str], vecs: np.ndarray) -> None:
         s = self.store
@@ -167,9 +249,6 @@ class EmbeddingPhase(Phase):
                 "INSERT INTO vec_bit(rowid, embedding) VALUES (?, vec_quantize_binary(?))",
                 [r[:2] for r in rows],
             )
-            c.executemany(
-                "UPDATE chunks SET emb_id = ? WHERE text_hash = ? AND emb_id IS NULL",
-                [(eid, h) for eid, _, h in rows],
-            )
+            self._link([(h, eid) for eid, _, h in rows])
             s.set_meta("emb_seq", str(seq))
             s.bump("vec_epoch")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from scrydb.chunk.header import header_text
 from scrydb.errors import ScryError
 from scrydb.sync.base import (
     EMBED_COMMIT,
@@ -118,29 +119,41 @@ class ModelSwitch(Phase):
             s.set_meta("embed_config", cfg)
 
     def embed_all(self) -> None:
-        """A model change under way: embed every distinct chunk text with the new model
-        into ``vec_next`` (one transaction per EMBED_COMMIT; a killed run resumes), then
-        switch to the new vectors in one transaction."""
+        """A model change under way: embed every distinct chunk text and header with the
+        new model into ``vec_next`` (one transaction per EMBED_COMMIT; a killed run
+        resumes), then switch to the new vectors in one transaction."""
         s = self.store
         emb = self.embedder()
-        missing_sql = (
+        bodies = (
             "FROM chunks c JOIN files f ON f.id = c.file_id WHERE NOT EXISTS "
             "(SELECT 1 FROM vec_next n WHERE n.text_hash = c.text_hash)"
         )
-        total = s.scalar(f"SELECT count(DISTINCT c.text_hash) {missing_sql}") or 0
+        heads = (
+            "FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.head_hash != '' AND "
+            "NOT EXISTS (SELECT 1 FROM vec_next n WHERE n.text_hash = c.head_hash)"
+        )
+        total = (s.scalar(f"SELECT count(DISTINCT c.text_hash) {bodies}") or 0) + (
+            s.scalar(f"SELECT count(DISTINCT c.head_hash) {heads}") or 0
+        )
         self.progress("embed", 0, total)
         done = 0
         max_chars = self.config.index.embed_max_chars
         while not self._cancelled():
-            page = s.rows(
-                f"SELECT c.text_hash, c.content, c.symbol, f.path {missing_sql} LIMIT ?",
-                (EMBED_PAGE,),
-            )
-            if not page:
-                break
             texts: dict[str, str] = {}
-            for h, content, sym, path in page:
+            heads_page = False
+            for h, content, sym, path in s.rows(
+                f"SELECT c.text_hash, c.content, c.symbol, f.path {bodies} LIMIT ?", (EMBED_PAGE,)
+            ):
                 texts.setdefault(h, embed_header(self.repo_name, path, sym) + content[:max_chars])
+            if not texts:
+                heads_page = True
+                for h, content, sym, kind, path in s.rows(
+                    f"SELECT c.head_hash, c.content, c.symbol, c.kind, f.path {heads} LIMIT ?",
+                    (EMBED_PAGE,),
+                ):
+                    texts.setdefault(h, header_text(path, sym, kind, content) or path)
+            if not texts:
+                break
             items = sorted(texts.items(), key=lambda it: len(it[1]))
             for i in range(0, len(items), EMBED_COMMIT):
                 if self._cancelled():
@@ -156,7 +169,10 @@ class ModelSwitch(Phase):
                         ],
                     )
                 done += len(part)
-                self.report.texts_embedded += len(part)
+                if heads_page:
+                    self.report.headers_embedded += len(part)
+                else:
+                    self.report.texts_embedded += len(part)
                 self.progress("embed", done, max(total, done))
         if not self._cancelled():
             self._switch_vectors()
@@ -168,6 +184,9 @@ class ModelSwitch(Phase):
             if s.scalar(
                 "SELECT 1 FROM chunks c WHERE NOT EXISTS "
                 "(SELECT 1 FROM vec_next n WHERE n.text_hash = c.text_hash) LIMIT 1"
+            ) or s.scalar(
+                "SELECT 1 FROM chunks c WHERE c.head_hash != '' AND NOT EXISTS "
+                "(SELECT 1 FROM vec_next n WHERE n.text_hash = c.head_hash) LIMIT 1"
             ):
                 return  # not complete (cannot happen under the writer lock)
             dim = int(s.meta("next_dim") or 0)
@@ -178,7 +197,8 @@ class ModelSwitch(Phase):
             c.execute(
                 "INSERT INTO embeddings(id, text_hash) SELECT ? + row_number() OVER "
                 "(ORDER BY text_hash), text_hash FROM vec_next "
-                "WHERE text_hash IN (SELECT text_hash FROM chunks)",
+                "WHERE text_hash IN (SELECT text_hash FROM chunks "
+                "UNION SELECT head_hash FROM chunks WHERE head_hash != '')",
                 (seq,),
             )
             c.execute(
@@ -191,7 +211,9 @@ class ModelSwitch(Phase):
             )
             c.execute(
                 "UPDATE chunks SET emb_id = "
-                "(SELECT e.id FROM embeddings e WHERE e.text_hash = chunks.text_hash)"
+                "(SELECT e.id FROM embeddings e WHERE e.text_hash = chunks.text_hash), "
+                "head_emb_id = "
+                "(SELECT e.id FROM embeddings e WHERE e.text_hash = chunks.head_hash)"
             )
             s.set_meta("emb_seq", str(seq + (s.scalar("SELECT count(*) FROM embeddings") or 0)))
             s.clear_next_vectors()

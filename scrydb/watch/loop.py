@@ -395,7 +395,8 @@ def describe(report: SyncReport) -> str:
     if report.rebuilt:
         parts.append(f"rebuilt ({report.rebuilt})")
     files = report.files_added + report.files_changed + report.files_deleted
-    if files or report.chunks_written or not report.texts_embedded:  # (not embedding alone)
+    embedded = report.texts_embedded + report.headers_embedded
+    if files or report.chunks_written or not embedded:  # (not embedding alone)
         parts.append(
             f"{report.files_added} new, {report.files_changed} changed, "
             f"{report.files_deleted} deleted files"
@@ -403,6 +404,8 @@ def describe(report: SyncReport) -> str:
         parts.append(f"{report.chunks_written} chunks written")
     if report.texts_embedded:
         parts.append(f"{report.texts_embedded} embedded")
+    if report.headers_embedded:
+        parts.append(f"{report.headers_embedded} headers embedded")
     if report.pending:
         parts.append(f"{report.pending} waiting for embeddings")
     parts.append(f"{report.seconds:.2f}s")
