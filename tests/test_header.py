@@ -168,3 +168,20 @@ def test_header_vectors_setting_adds_and_drops_only_headers(tmp_path: Path) -> N
         assert rep.texts_embedded == rep.headers_embedded == 0
         assert ix.store.scalar("SELECT count(*) FROM chunks WHERE head_emb_id IS NOT NULL") == 0
         assert ix.status().vectors == bodies
+
+
+def test_related_compares_bodies_with_bodies(tmp_path: Path) -> None:
+    """``related`` finds code like a chunk's code: header vectors never take its places."""
+    root = write_synth(tmp_path / "r", 6)
+    with scrydb.open(root, db=tmp_path / "i.db", embedder=FakeEmbedder()) as ix:
+        ix.sync()
+        s = ix.store
+        vectors = ix.engine.vectors
+        vectors.refresh(s)
+        heads = {r[0] for r in s.rows("SELECT head_emb_id FROM chunks WHERE head_emb_id > 0")}
+        bodies = {r[0] for r in s.rows("SELECT emb_id FROM chunks WHERE emb_id > 0")}
+        assert heads and vectors.bodies is not None
+        assert set(vectors.ids[vectors.bodies].tolist()) == bodies
+        path = s.scalar("SELECT path FROM files ORDER BY path LIMIT 1")
+        res = ix.related(path, 1, k=5)
+        assert len(res) == 5 and all(h.path != path for h in res)

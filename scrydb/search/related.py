@@ -56,7 +56,10 @@ def related(
     if vec is None:
         res.notes.append("this chunk's vector is missing (indexing adds it)")
         return res
-    emb_ids, scores = vectors.search(vec, k * 4 + 10, None, cfg.exact_max, cfg.coarse_pool)
+    # Code like this code: other chunks' bodies, never their headers (chunk/header.py).
+    emb_ids, scores = vectors.search(
+        vec, k * 4 + 10, vectors.bodies, cfg.exact_max, cfg.coarse_pool
+    )
     score_of = {
         int(e): float(sc) for e, sc in zip(emb_ids, scores, strict=True) if int(e) != emb_id
     }

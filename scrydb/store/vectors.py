@@ -52,6 +52,8 @@ class VectorIndex:
         self._bits: np.ndarray | None = None
         self.epoch: str | None = None
         self.live: np.ndarray | None = None  #: rows that some chunk uses (None = all)
+        #: rows that some chunk uses as its body (not only as its header); None = all
+        self.bodies: np.ndarray | None = None
         self._live_epoch: tuple[str | None, str | None] | None = None
         self.dim = 0
         self.loaded_by = ""  #: "chunks" (vec0 blobs) or "rows" (row by row), for the bench
@@ -79,18 +81,28 @@ class VectorIndex:
         key = (store.meta("vec_epoch", "0"), store.meta("lex_epoch", "0"))
         if key == self._live_epoch:
             return
-        used = np.fromiter(
+        bodies = np.fromiter(
             (
                 r[0]
                 for r in store.conn.execute(
-                    "SELECT emb_id FROM chunks WHERE emb_id IS NOT NULL UNION "
-                    "SELECT head_emb_id FROM chunks WHERE head_emb_id IS NOT NULL"
+                    "SELECT DISTINCT emb_id FROM chunks WHERE emb_id IS NOT NULL"
                 )
             ),
             dtype=np.int64,
         )
-        mask = np.isin(self.ids, used)
+        heads = np.fromiter(
+            (
+                r[0]
+                for r in store.conn.execute(
+                    "SELECT DISTINCT head_emb_id FROM chunks WHERE head_emb_id IS NOT NULL"
+                )
+            ),
+            dtype=np.int64,
+        )
+        body_mask = np.isin(self.ids, bodies)
+        mask = body_mask | np.isin(self.ids, heads)
         self.live = None if mask.all() else mask
+        self.bodies = None if body_mask.all() else body_mask
         self._live_epoch = key
 
     def _refresh_vectors(self, store: Store) -> None:

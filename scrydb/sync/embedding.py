@@ -183,6 +183,7 @@ class EmbeddingPhase(Phase):
             if known:  # a vector exists but was not linked (a header equal to another's)
                 with s.transaction():
                     self._link(list(known.items()))
+                    s.bump("vec_epoch")  # a kept orphan back in use: searches unmask it
             items = sorted(
                 ((h, t) for h, t in texts.items() if h not in known), key=lambda it: len(it[1])
             )  # similar lengths batch with little padding
