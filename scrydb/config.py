@@ -36,7 +36,7 @@ class IndexConfig:
     background: bool = True
     orphan_keep: int = 1000  #: unreferenced vectors kept for reuse (branch switches)
     #: embed a short header (names, first docstring sentence, path words) beside each
-    #: chunk; the dense leg scores by both (about a tenth more embedding time)
+    #: chunk; the dense leg scores by both (about 3% more index time)
     header_vectors: bool = True
 
 

@@ -155,15 +155,8 @@ def status(
         )
         or 0
     )
-    # A vector can serve as a body and a header at once only by a hash collision: the
-    # header vectors are those some chunk uses as its header and none as its body.
-    heads = (
-        s.scalar(
-            "SELECT count(DISTINCT c.head_emb_id) FROM chunks c WHERE c.head_emb_id IS NOT NULL "
-            "AND NOT EXISTS (SELECT 1 FROM chunks b WHERE b.emb_id = c.head_emb_id)"
-        )
-        or 0
-    )
+    # Header and body vectors never coincide: their hashes differ (sync.base.head_hash).
+    heads = s.scalar("SELECT count(DISTINCT head_emb_id) FROM chunks") or 0
     chunks = s.scalar("SELECT count(*) FROM chunks") or 0
     pending = s.scalar("SELECT count(*) FROM chunks WHERE emb_id IS NULL") or 0
     rate = s.meta("embed_rate")

@@ -3,7 +3,7 @@
 A question such as "how is the wait between attempts computed" reads like a docstring,
 not like a function body. The body vector mixes the question's words with every line of
 code; a second vector over a few words that *describe* the chunk matches such questions
-better, and the dense leg scores a chunk by the better of its two cosines.
+better, and the dense leg scores a chunk by both cosines (``search.rank.with_header``).
 
 The header holds, in this order: the chunk's qualified name in words, its first
 docstring or leading-comment sentence, and the words of its path. Everything is taken
@@ -52,23 +52,23 @@ _PRAGMA = re.compile(
 _HEADING = re.compile(r"^\s*(#{1,6}\s|=+\s*$|-+\s*$|```|~~~|\[.*\]\s*$)")
 
 
+def header(path: str, symbol: str | None, kind: str, content: str) -> tuple[str, str] | None:
+    """(key, text) of a chunk's header, or None when it would say nothing the body's vector
+    does not (a window with neither a name nor a comment). The text is what is embedded;
+    the key, the text without its path words, identifies the vector: like a body's vector
+    (keyed by the chunk's content, though its embedded text names the path), a header
+    vector is reused when its chunk moves to another file."""
+    parts = header_parts(path, symbol, kind, content)
+    if not parts["name"] and not parts["doc"]:
+        return None
+    key = "\n".join(parts[k] for k in HEADER_PARTS if k != "path" and parts[k])
+    return key, "\n".join(parts[k] for k in HEADER_PARTS if parts[k])
+
+
 def header_text(path: str, symbol: str | None, kind: str, content: str) -> str | None:
-    """The header embedded beside a chunk, or None when it would say nothing the body's
-    vector does not (a window with neither a name nor a comment)."""
-    parts = header_parts(path, symbol, kind, content)
-    if not parts["name"] and not parts["doc"]:
-        return None
-    return "\n".join(parts[k] for k in HEADER_PARTS if parts[k])
-
-
-def header_key(path: str, symbol: str | None, kind: str, content: str) -> str | None:
-    """What identifies a chunk's header vector: its text without the path words. Like a
-    body's vector (keyed by the chunk's content, though its embedded text names the path),
-    a header vector is reused when its chunk moves to another file."""
-    parts = header_parts(path, symbol, kind, content)
-    if not parts["name"] and not parts["doc"]:
-        return None
-    return "\n".join(parts[k] for k in HEADER_PARTS if k != "path" and parts[k])
+    """The header embedded beside a chunk, or None when it has none (see :func:`header`)."""
+    h = header(path, symbol, kind, content)
+    return h[1] if h else None
 
 
 def header_parts(path: str, symbol: str | None, kind: str, content: str) -> dict[str, str]:

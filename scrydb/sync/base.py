@@ -13,6 +13,7 @@ from pathlib import Path
 
 from scrydb import tokens
 from scrydb.chunk import CHUNKER_VERSION, Chunk
+from scrydb.chunk.header import header_text
 from scrydb.config import Config
 from scrydb.embed import Embedder
 from scrydb.store import Store
@@ -155,7 +156,7 @@ def embed_header(repo: str, path: str, symbol: str | None) -> str:
 
 
 def head_hash(key: str) -> str:
-    """Key of a header vector's reuse (``chunk.header.header_key``): a hash apart from
+    """Key of a header vector's reuse (the key of ``chunk.header.header``): a hash apart from
     every chunk text's."""
     return text_hash("\x00head\x00" + key)
 
@@ -241,6 +242,17 @@ class Phase:
         """The embedder (built on first use; loading it may take seconds)."""
         assert self._embedder_factory is not None
         return self._embedder_factory()
+
+    def body_text(self, path: str, symbol: str | None, content: str) -> str:
+        """What is embedded for a chunk's body: its context line, then its text (cut)."""
+        cut = self.config.index.embed_max_chars
+        return embed_header(self.repo_name, path, symbol) + content[:cut]
+
+    @staticmethod
+    def head_text(path: str, symbol: str | None, kind: str, content: str) -> str:
+        """What is embedded for a chunk's header (a chunk with a head_hash has one; the
+        path stands in should the recipe have changed under a sync)."""
+        return header_text(path, symbol, kind, content) or path
 
     def _cancelled(self) -> bool:
         if not self.report.cancelled and self.cancel():

@@ -11,14 +11,13 @@ from typing import Any
 
 import numpy as np
 
-from scrydb.chunk.header import HEADER_VERSION, header_key, header_text
+from scrydb.chunk.header import HEADER_VERSION, header
 from scrydb.embed import Embedder
 from scrydb.sync.base import (
     EMBED_COMMIT,
     EMBED_PAGE,
     RATE_MIN_TEXTS,
     Phase,
-    embed_header,
     head_hash,
 )
 from scrydb.sync.models import ModelSwitch
@@ -118,8 +117,8 @@ class EmbeddingPhase(Phase):
                 break
             rows = []
             for cid, path, sym, kind, content, _h, _hh in page:
-                key = header_key(path, sym, kind, content) if on else None
-                rows.append((head_hash(key) if key else "", cid))
+                h = header(path, sym, kind, content) if on else None
+                rows.append((head_hash(h[0]) if h else "", cid))
             with s.transaction():
                 s.conn.executemany("UPDATE chunks SET head_hash = ? WHERE id = ?", rows)
 
@@ -143,18 +142,17 @@ class EmbeddingPhase(Phase):
     def _pending_pages(self) -> Iterator[tuple[dict[str, str], bool]]:
         """Pages of pending texts (hash -> text to embed) and whether they are headers:
         chunk bodies first (the dense leg needs them most), then headers."""
-        max_chars = self.config.index.embed_max_chars
         for page in self._pages("c.emb_id IS NULL"):
             texts: dict[str, str] = {}
             for _cid, path, sym, _kind, content, h, _hh in page:
                 if h not in texts:
-                    texts[h] = embed_header(self.repo_name, path, sym) + content[:max_chars]
+                    texts[h] = self.body_text(path, sym, content)
             yield texts, False
         for page in self._pages("c.head_emb_id IS NULL AND c.head_hash != ''"):
             texts = {}
             for _cid, path, sym, kind, content, _h, hh in page:
                 if hh not in texts:
-                    texts[hh] = header_text(path, sym, kind, content) or path
+                    texts[hh] = self.head_text(path, sym, kind, content)
             yield texts, True
 
     def embed_pending(self) -> None:

@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from scrydb.chunk.header import header_text
 from scrydb.errors import ScryError
 from scrydb.sync.base import (
     EMBED_COMMIT,
     EMBED_PAGE,
     Phase,
     embed_config_json,
-    embed_header,
     embed_recipe,
 )
 
@@ -137,21 +135,20 @@ class ModelSwitch(Phase):
         )
         self.progress("embed", 0, total)
         done = 0
-        max_chars = self.config.index.embed_max_chars
         while not self._cancelled():
             texts: dict[str, str] = {}
             heads_page = False
             for h, content, sym, path in s.rows(
                 f"SELECT c.text_hash, c.content, c.symbol, f.path {bodies} LIMIT ?", (EMBED_PAGE,)
             ):
-                texts.setdefault(h, embed_header(self.repo_name, path, sym) + content[:max_chars])
+                texts.setdefault(h, self.body_text(path, sym, content))
             if not texts:
                 heads_page = True
                 for h, content, sym, kind, path in s.rows(
                     f"SELECT c.head_hash, c.content, c.symbol, c.kind, f.path {heads} LIMIT ?",
                     (EMBED_PAGE,),
                 ):
-                    texts.setdefault(h, header_text(path, sym, kind, content) or path)
+                    texts.setdefault(h, self.head_text(path, sym, kind, content))
             if not texts:
                 break
             items = sorted(texts.items(), key=lambda it: len(it[1]))
