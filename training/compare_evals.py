@@ -12,6 +12,14 @@ import argparse
 import json
 
 
+def overall(paths: list[str]) -> dict:
+    """The pooled (all sets, case-weighted) legs of a single report."""
+    if len(paths) != 1:
+        return {}
+    with open(paths[0]) as f:
+        return json.load(f).get("overall", {})
+
+
 def merged(paths: list[str]) -> dict:
     sets: dict = {}
     for p in paths:
@@ -27,9 +35,13 @@ def main() -> int:
     ap.add_argument("--legs", default="dense,fused,lexical")
     args = ap.parse_args()
     base, tuned = merged(args.base), merged(args.tuned)
+    ob, ot = overall(args.base), overall(args.tuned)
+    if ob and ot:  # pooled rows first, named "all sets"
+        base = {"all sets": {"legs": ob}, **base}
+        tuned = {"all sets": {"legs": ot}, **tuned}
     print("| set | leg | kind | n | MRR@10 base | MRR@10 tuned | Δ | R@10 base | R@10 tuned | Δ |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for name in sorted(set(base) & set(tuned)):
+    for name in [n for n in base if n in tuned]:
         for leg in args.legs.split(","):
             b, t = base[name]["legs"].get(leg), tuned[name]["legs"].get(leg)
             if not b or not t:

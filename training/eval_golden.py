@@ -31,6 +31,9 @@ def main() -> int:
     ap.add_argument("--save", required=True)
     ap.add_argument("--legs", action="store_true", default=True)
     ap.add_argument("-k", type=int, default=10)
+    ap.add_argument(
+        "--half", default="all", choices=["all", "dev", "test"], help="tune on dev, report test"
+    )
     args = ap.parse_args()
 
     import scrydb
@@ -48,7 +51,7 @@ def main() -> int:
         return orig(root, *a, **kw)
 
     scrydb.open = open_with_config
-    sets = [evaluate.load_set(c) for c in args.cases]
+    sets = [evaluate.only_half(evaluate.load_set(c), args.half) for c in args.cases]
     ev = evaluate.Evaluator(
         k=args.k,
         legs=args.legs,
@@ -60,6 +63,7 @@ def main() -> int:
     )
     report = ev.run(sets)
     report["embed_model"] = args.model
+    report["half"] = args.half
     Path(args.save).write_text(json.dumps(report, indent=1), encoding="utf-8")
     print(evaluate.render(report, None, misses=0))
     return 0

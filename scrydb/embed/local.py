@@ -40,11 +40,48 @@ QUERY_ENCODER_ENV = "SCRY_QUERY_ENCODER"
 DOC_BATCH = 32
 
 
+#: Models shipped inside scrydb's own wheel, one directory each under ``scrydb/models``;
+#: each carries a model card (README.md) whose front matter names its version and the
+#: sha256 of its weights (see :func:`model_card`).
+BUILTIN_DIR = Path(__file__).resolve().parent.parent / "models"
+
+
+def builtin_models() -> dict[str, Path]:
+    """Name -> directory of every model shipped inside scrydb (those with weights present)."""
+    if not BUILTIN_DIR.is_dir():
+        return {}
+    return {
+        d.name: d
+        for d in sorted(BUILTIN_DIR.iterdir())
+        if (d / "README.md").is_file() and (d / "model.safetensors").is_file()
+    }
+
+
+def model_card(path: Path) -> dict[str, str]:
+    """The ``key: value`` front matter of a shipped model's card (``README.md`` between two
+    ``---`` lines): ``name``, ``version``, ``sha256`` (of ``model.safetensors``), ..."""
+    lines = (path / "README.md").read_text(encoding="utf-8").splitlines()
+    out: dict[str, str] = {}
+    if not lines or lines[0].strip() != "---":
+        return out
+    for line in lines[1:]:
+        if line.strip() == "---":
+            break
+        key, sep, value = line.partition(":")
+        if sep:
+            out[key.strip()] = value.strip()
+    return out
+
+
 def resolve_model_dir(model: str) -> tuple[Path, str]:
-    """(model directory, version label) for a directory or an installed model package."""
+    """(model directory, version label) for a directory, a model shipped inside scrydb
+    (:func:`builtin_models`) or an installed model package."""
     p = Path(os.path.expanduser(model))
     if p.is_dir():
         return p.resolve(), "dir"
+    builtin = builtin_models().get(model)
+    if builtin is not None:
+        return builtin, model_card(builtin).get("version", "0")
     module_name = model.replace("-", "_")
     try:
         mod = importlib.import_module(module_name)
@@ -81,6 +118,9 @@ class LocalEmbedder(Embedder):
         p = Path(os.path.expanduser(cfg.model))
         if p.is_dir():
             return f"st:{p.resolve().name}"
+        builtin = builtin_models().get(cfg.model)
+        if builtin is not None:
+            return f"st:{cfg.model}@{model_card(builtin).get('version', '0')}"
         try:
             return f"st:{cfg.model}@{importlib.metadata.version(cfg.model)}"
         except importlib.metadata.PackageNotFoundError:
@@ -109,6 +149,12 @@ class LocalEmbedder(Embedder):
             if self.cfg.threads > 0:
                 torch.set_num_threads(self.cfg.threads)
             model = SentenceTransformer(str(path), device=self.cfg.device, local_files_only=True)
+            if self.cfg.device in ("cpu", "") and any(
+                p.dtype != torch.float32 for p in model.parameters()
+            ):
+                # fp16 weights (a shipped model is stored so) compute in float32 on a CPU:
+                # half-precision matmuls there are slow and lose the last digits
+                model.float()
         except Exception as e:  # a broken model directory must be one clean line
             raise EmbedderError(
                 f"cannot load embedding model from {path}: {type(e).__name__}: {e}"
