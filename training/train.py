@@ -323,7 +323,7 @@ def main() -> int:
         "--budget-min",
         type=float,
         default=0,
-        help="fit the run into about this many minutes: after 10 steps the step count "
+        help="fit the run into about this many minutes: after 20 steps the step count "
         "is cut to what the measured speed allows (the LR schedule follows)",
     )
     ap.add_argument(
@@ -421,7 +421,7 @@ def main() -> int:
             tok(texts, padding=True, truncation=True, max_length=max_len, return_tensors="pt")
         )
 
-    t_start = time.time()
+    t_start = t_five = time.time()
     run_loss, run_n = 0.0, 0
     order: list[int] = []
     order_epoch = -1
@@ -445,10 +445,12 @@ def main() -> int:
         opt.step()
         sched.step()
         step += 1
-        if args.budget_min and step == 10 and not resume:
-            per_step = (time.time() - t_start) / 10
+        if args.budget_min and step == 5 and not resume:
+            t_five = time.time()  # the first steps run slow (allocation, caches)
+        if args.budget_min and step == 20 and not resume:
+            per_step = (time.time() - t_five) / 15
             left = args.budget_min * 60 - (time.time() - t_begin) - eval_cost * 1.2
-            fit = 10 + int(left / per_step)
+            fit = 20 + int(left / per_step)
             if fit < total:
                 log(
                     out,
