@@ -63,6 +63,8 @@ def main() -> int:
     sha = hashlib.sha256(weights.read_bytes()).hexdigest()
     size_mb = f"{weights.stat().st_size / 1e6:.1f}"
     body = Path(args.card).read_text(encoding="utf-8")
+    if body.startswith("<!--"):  # the template's own note is not part of the card
+        body = body.split("-->", 1)[1].lstrip("\n")
     front = f"---\nname: {args.name}\nversion: {args.version}\nsha256: {sha}\n---\n"
     (dest / "README.md").write_text(
         front
