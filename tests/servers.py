@@ -3,7 +3,7 @@
 One :class:`ModelServer` answers the three OpenAI-compatible routes scrydb can use, on
 127.0.0.1 and an ephemeral port, with real computations:
 
-* ``POST /v1/embeddings``: vectors of the packaged MiniLM (the built-in model), so an
+* ``POST /v1/embeddings``: vectors of the built-in default model, so an
   endpoint-backed index must rank exactly like the built-in one;
 * ``POST /v1/rerank``: cosine of the MiniLM vectors of query and document (``cosine``),
   shared identifier words (``overlap``) or the cosine negated (``inverted``, a broken
@@ -37,7 +37,7 @@ _model: Any = None
 
 
 def minilm_embed(texts: list[str]) -> np.ndarray:
-    """Unit vectors of the packaged MiniLM (the same code path as the built-in embedder)."""
+    """Unit vectors of the built-in default model (the built-in embedder's code path)."""
     global _model
     with _model_lock:
         if _model is None:

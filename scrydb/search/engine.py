@@ -15,7 +15,7 @@ from scrydb.config import Config
 from scrydb.embed import Embedder
 from scrydb.errors import ScryError
 from scrydb.results import Results
-from scrydb.search import rank, votes
+from scrydb.search import learned, rank, votes
 from scrydb.search.filters import Filter
 from scrydb.search.hits import make_hit
 from scrydb.search.query import STOP_WORDS, Query, analyse, fts_match, fts_terms
@@ -108,15 +108,14 @@ class SearchEngine:
             votes.path_signals(self.store, self.config, q, cands, self._factors)
             if q.entry:
                 votes.entry_votes(self.store, filt, cands)
-            dense_w, lex_w = rank.WEIGHTS[q.shape]
+            self._fuse(cands, q)
         else:
-            dense_w, lex_w = (1.0, 0.0) if mode == "dense" else (0.0, 1.0)
-        rank.fuse(cands, dense_w, lex_w)
+            rank.fuse(cands, *((1.0, 0.0) if mode == "dense" else (0.0, 1.0)))
         if mode == "fused" and rerank and self.config.rerank.provider != "none":
             from scrydb.search.rerank import rerank_leg  # the optional third leg
 
             if rerank_leg(self.config.rerank, q, cands, res):
-                rank.fuse(cands, dense_w, lex_w)
+                self._fuse(cands, q)
         chosen = (
             rank.diversify(list(cands.values()), k) if mode == "fused" else _plain_top(cands, k)
         )
@@ -187,6 +186,13 @@ class SearchEngine:
             if len(out) >= limit:
                 break
         return out[:limit]
+
+    def _fuse(self, cands: dict[int, rank.Candidate], q: Query) -> None:
+        """One score per candidate: the hand ranker or the learned one (``[search] fusion``)."""
+        if self.config.search.fusion == "learned":
+            learned.fuse(cands, q.shape, learned.coverage(q.terms, cands))
+        else:
+            rank.fuse(cands, *rank.WEIGHTS[q.shape])
 
     # -- legs --------------------------------------------------------------------------
 
