@@ -39,6 +39,27 @@ def test_features_follow_the_evidence() -> None:
     assert x[1, col["has_lex"]] == 0.0 and x[1, col["dense_rr"]] == 1.0
 
 
+def test_features_edge_cases() -> None:
+    """Ties, missing legs, odd votes and factors: the cases a column-wise build can get wrong."""
+    col = learned.COL
+    a = _cand(1, dense_rank=1, dense_score=0.4, end_line=0)  # equal cosines; no lines
+    b = _cand(2, dense_rank=2, dense_score=0.4, lex_rank=3, lex_score=0.5)  # bm25 <= 0
+    a.votes.update({"stem": 0.5, "rerank": 0.25})
+    a.rank_votes["rerank2"] = (1.0, 3)  # counts 2 / (1 + 3) of a rank-1 vote
+    a.factors.update({"test": 0.0, "docs": 0.5, "unknown": 2.0})
+    x = learned.features([a, b], "weird-shape", coverage=0.25)
+    assert (x[:, col["dense@question"]] == 1.0).all()  # unknown shape reads as a question
+    assert (x[:, col["dense*best_cos"]] == 0.4).all() and (x[:, col["cos"]] == 0.4).all()
+    assert (x[:, col["has_lex"]] == 0.0).all()  # no positive BM25: no lexical evidence
+    assert x[1, col["lex_rr"]] == pytest.approx(1 / 3) and x[0, col["lex_rr"]] == 0.0
+    assert x[1, col["dense_rr"]] == 0.5
+    assert x[0, col["vote:stem"]] == 0.5 and x[0, col["vote:other"]] == pytest.approx(0.75)
+    assert x[0, col["log:test"]] == 0.0  # a zero factor has no log: left out
+    assert x[0, col["log:docs"]] == pytest.approx(np.log(0.5))
+    assert x[0, col["log_lines"]] == 0.0 and x[1, col["log_lines"]] == pytest.approx(np.log(11))
+    assert learned.features([], "question").shape == (0, len(learned.FEATURES))
+
+
 def test_coverage_is_the_share_of_query_words_in_the_lexical_hits() -> None:
     hit = _cand(1, lex_rank=1, lex_score=-3.0, content="def backoff(attempt): jitter")
     far = _cand(2, dense_rank=1, dense_score=0.4, content="sleep wait delay")

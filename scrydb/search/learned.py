@@ -69,55 +69,100 @@ FEATURES: tuple[str, ...] = (
 )
 
 
+#: Column of each feature.
+COL: dict[str, int] = {n: i for i, n in enumerate(FEATURES)}
+_FACTOR_COL: dict[str, int] = {f: COL[f"log:{f}"] for f in FACTORS}
+
+
 def features(cands: list[Candidate], shape: str, coverage: float = 1.0) -> np.ndarray:
     """The feature matrix (len(cands) x len(FEATURES)) of one query's candidates, whose
     ``score`` holds the hand ranker's (``rank.fuse``).
 
     ``coverage``: the share of the query's content words that occur in the index at all
-    (1.0 when unknown); a paraphrase that shares few words with the code scores low."""
-    x = np.zeros((len(cands), len(FEATURES)), dtype=np.float64)
-    col = {n: i for i, n in enumerate(FEATURES)}
-    lex = [-c.lex_score for c in cands if c.lex_score is not None]
-    cos = [c.dense_score for c in cands if c.dense_score is not None]
-    best_lex = max(lex) if lex else 1.0
-    hi = max(cos) if cos else 1.0
-    lo = min(cos) if cos else 0.0
-    strength = math.log1p(max(best_lex, 0.0))
-    si = SHAPES.index(shape) if shape in SHAPES else SHAPES.index("question")
+    (1.0 when unknown); a paraphrase that shares few words with the code scores low.
+
+    Built column by column (this runs on every query): one pass reads the candidates'
+    numbers, numpy does the arithmetic; votes and factors, which few candidates have or
+    which repeat, are gathered sparsely."""
+    n = len(cands)
+    x = np.zeros((n, len(FEATURES)), dtype=np.float64)
+    if not n:
+        return x
+    nan = math.nan
+    num = np.array(
+        [
+            (
+                c.score,
+                nan if c.lex_score is None else c.lex_score,  # NaN: not in that leg
+                nan if c.dense_score is None else c.dense_score,
+                c.lex_rank or 0,
+                c.dense_rank or 0,
+                c.start_line,
+                c.end_line,
+            )
+            for c in cands
+        ],
+        dtype=np.float64,
+    )
+    hand, bm25, cos, lrank, drank, start, end = num.T
+    lex = -bm25  # FTS5 bm25() is lower-is-better
+    lines = end - start + 1
+    x[:, COL["hand"]] = hand
+    shape = shape if shape in SHAPES else "question"
+
+    has_lex = ~np.isnan(lex)
+    best_lex = float(lex[has_lex].max()) if has_lex.any() else 1.0
+    if has_lex.any() and best_lex > 0:
+        ln = np.where(has_lex, lex / best_lex, 0.0)
+        x[:, COL[f"lex@{shape}"]] = ln
+        x[:, COL["has_lex"]] = has_lex
+        x[:, COL["lex*strength"]] = ln * math.log1p(best_lex)
+        x[:, COL["lex*coverage"]] = ln * coverage
+
+    has_dense = ~np.isnan(cos)
+    if has_dense.any():
+        hi = float(cos[has_dense].max())
+        lo = float(cos[has_dense].min())
+        if hi > lo:
+            dn = np.maximum(0.0, (np.where(has_dense, cos, lo) - lo) / (hi - lo))
+        else:
+            dn = np.ones(n)
+        dn = np.where(has_dense, dn, 0.0)
+        x[:, COL[f"dense@{shape}"]] = dn
+        x[:, COL["has_dense"]] = has_dense
+        x[:, COL["cos"]] = np.where(has_dense, cos, 0.0)
+        x[:, COL["dense*best_cos"]] = dn * hi
+
+    for rank_col, ranks in (("lex_rr", lrank), ("dense_rr", drank)):
+        np.divide(1.0, ranks, out=x[:, COL[rank_col]], where=ranks > 0)
+    x[:, COL["log_lines"]] = np.log1p(np.maximum(lines, 0.0))
+
+    # Votes and factors are sparse: gather (row, name, value) and write them at once.
+    other_col = COL["vote:other"]
     for i, c in enumerate(cands):
-        row = x[i]
-        row[col["hand"]] = c.score
-        ln = 0.0
-        if c.lex_score is not None and best_lex > 0:
-            ln = -c.lex_score / best_lex
-            row[col[f"lex@{SHAPES[si]}"]] = ln
-            row[col["has_lex"]] = 1.0
-            row[col["lex*strength"]] = ln * strength
-            row[col["lex*coverage"]] = ln * coverage
-        if c.lex_rank:
-            row[col["lex_rr"]] = 1.0 / c.lex_rank
-        if c.dense_score is not None:
-            dn = max(0.0, (c.dense_score - lo) / (hi - lo)) if hi > lo else 1.0
-            row[col[f"dense@{SHAPES[si]}"]] = dn
-            row[col["has_dense"]] = 1.0
-            row[col["cos"]] = c.dense_score
-            row[col["dense*best_cos"]] = dn * hi
-        if c.dense_rank:
-            row[col["dense_rr"]] = 1.0 / c.dense_rank
-        other = 0.0
-        for name, w in c.votes.items():
-            if name in VOTES:
-                row[col[f"vote:{name}"]] = w
-            else:
-                other += w
-        for w, r in c.rank_votes.values():
-            other += w * 2 / (1 + r)
-        row[col["vote:other"]] = other
-        for name, f in c.factors.items():
-            key = f"log:{name}"
-            if key in col and f > 0:
-                row[col[key]] = math.log(f)
-        row[col["log_lines"]] = math.log1p(max(0, c.end_line - c.start_line + 1))
+        if c.votes or c.rank_votes:
+            other = 0.0
+            for name, w in c.votes.items():
+                if name in VOTES:
+                    x[i, COL["vote:" + name]] = w
+                else:
+                    other += w
+            for w, r in c.rank_votes.values():
+                other += w * 2 / (1 + r)
+            x[i, other_col] = other
+    rows: list[int] = []
+    cols: list[int] = []
+    vals: list[float] = []
+    for i, c in enumerate(cands):
+        if c.factors:
+            for name, f in c.factors.items():
+                j = _FACTOR_COL.get(name)
+                if j is not None and f > 0:
+                    rows.append(i)
+                    cols.append(j)
+                    vals.append(f)
+    if rows:
+        x[rows, cols] = np.log(vals)
     return x
 
 
@@ -163,5 +208,5 @@ def fuse(cands: dict[int, Candidate], shape: str, coverage: float = 1.0) -> None
     rank.fuse(cands, *rank.WEIGHTS.get(shape, rank.WEIGHTS["question"]))
     s = features(items, shape, coverage) @ w
     rel = np.exp(s - s.max())
-    for c, v in zip(items, rel, strict=True):
-        c.score = float(v)
+    for c, v in zip(items, rel.tolist(), strict=True):
+        c.score = v
