@@ -60,6 +60,28 @@ def test_fusion_orders_by_both_legs_votes_and_factors() -> None:
     assert penalised[3].score < balanced[3].score and order(penalised)[0] != 3
 
 
+def test_fusion_arithmetic_on_the_pool_evidence() -> None:
+    """The documented sum: lex_w x BM25 over the pool's best + dense_w x min-max cosine +
+    SCORE_VOTE per vote (a rank-r vote counts 2 / (1 + r)), times every factor. Equal
+    cosines carry no dense term; a pool whose best BM25 is not positive no lexical term."""
+    a = _cand(1, lex_score=-8.0, dense_score=0.6)
+    b = _cand(2, lex_score=-2.0, dense_score=0.2)
+    c = _cand(3, dense_score=0.4)
+    b.votes["symbol"] = 1.0
+    b.rank_votes["rerank"] = (1.0, 3)
+    c.factors.update({"test": 0.5, "docs": 0.8})
+    rank.fuse({1: a, 2: b, 3: c}, dense_w=0.5, lex_w=0.5)
+    assert a.score == pytest.approx(0.5 * 1.0 + 0.5 * 1.0)
+    assert b.score == pytest.approx(0.5 * 0.25 + 0.0 + rank.SCORE_VOTE * (1.0 + 0.5))
+    assert c.score == pytest.approx(0.5 * 0.5 * 0.5 * 0.8)
+    ev = rank.evidence([a, b, c])
+    assert ev.has_lex.tolist() == [True, True, False] and ev.best_lex == 8.0
+    tied = {1: _cand(1, dense_score=0.4), 2: _cand(2, dense_score=0.4, lex_score=0.3)}
+    rank.fuse(tied, dense_w=0.5, lex_w=0.5)
+    assert tied[1].score == tied[2].score == 0.0
+    assert rank.evidence(list(tied.values())).dense.tolist() == [1.0, 1.0]  # learned reads it
+
+
 # -- diversity ----------------------------------------------------------------------------
 
 

@@ -72,6 +72,7 @@ FEATURES: tuple[str, ...] = (
 #: Column of each feature.
 COL: dict[str, int] = {n: i for i, n in enumerate(FEATURES)}
 _FACTOR_COL: dict[str, int] = {f: COL[f"log:{f}"] for f in FACTORS}
+_VOTE_COL: dict[str, int] = {v: COL[f"vote:{v}"] for v in VOTES}
 
 
 def features(cands: list[Candidate], shape: str, coverage: float = 1.0) -> np.ndarray:
@@ -79,90 +80,47 @@ def features(cands: list[Candidate], shape: str, coverage: float = 1.0) -> np.nd
     ``score`` holds the hand ranker's (``rank.fuse``).
 
     ``coverage``: the share of the query's content words that occur in the index at all
-    (1.0 when unknown); a paraphrase that shares few words with the code scores low.
+    (1.0 when unknown); a paraphrase that shares few words with the code scores low."""
+    return features_of(rank.evidence(cands), np.array([c.score for c in cands]), shape, coverage)
 
-    Built column by column (this runs on every query): one pass reads the candidates'
-    numbers, numpy does the arithmetic; votes and factors, which few candidates have or
-    which repeat, are gathered sparsely."""
-    n = len(cands)
+
+def features_of(ev: rank.Evidence, hand: np.ndarray, shape: str, coverage: float) -> np.ndarray:
+    """The feature matrix from the pool's evidence and the hand ranker's scores (see
+    :func:`features`), column by column."""
+    n = len(ev.items)
     x = np.zeros((n, len(FEATURES)), dtype=np.float64)
     if not n:
         return x
-    nan = math.nan
-    num = np.array(
-        [
-            (
-                c.score,
-                nan if c.lex_score is None else c.lex_score,  # NaN: not in that leg
-                nan if c.dense_score is None else c.dense_score,
-                c.lex_rank or 0,
-                c.dense_rank or 0,
-                c.start_line,
-                c.end_line,
-            )
-            for c in cands
-        ],
-        dtype=np.float64,
-    )
-    hand, bm25, cos, lrank, drank, start, end = num.T
-    lex = -bm25  # FTS5 bm25() is lower-is-better
-    lines = end - start + 1
-    x[:, COL["hand"]] = hand
     shape = shape if shape in SHAPES else "question"
-
-    has_lex = ~np.isnan(lex)
-    best_lex = float(lex[has_lex].max()) if has_lex.any() else 1.0
-    if has_lex.any() and best_lex > 0:
-        ln = np.where(has_lex, lex / best_lex, 0.0)
-        x[:, COL[f"lex@{shape}"]] = ln
-        x[:, COL["has_lex"]] = has_lex
-        x[:, COL["lex*strength"]] = ln * math.log1p(best_lex)
-        x[:, COL["lex*coverage"]] = ln * coverage
-
-    has_dense = ~np.isnan(cos)
-    if has_dense.any():
-        hi = float(cos[has_dense].max())
-        lo = float(cos[has_dense].min())
-        if hi > lo:
-            dn = np.maximum(0.0, (np.where(has_dense, cos, lo) - lo) / (hi - lo))
-        else:
-            dn = np.ones(n)
-        dn = np.where(has_dense, dn, 0.0)
-        x[:, COL[f"dense@{shape}"]] = dn
-        x[:, COL["has_dense"]] = has_dense
-        x[:, COL["cos"]] = np.where(has_dense, cos, 0.0)
-        x[:, COL["dense*best_cos"]] = dn * hi
-
-    for rank_col, ranks in (("lex_rr", lrank), ("dense_rr", drank)):
-        np.divide(1.0, ranks, out=x[:, COL[rank_col]], where=ranks > 0)
-    x[:, COL["log_lines"]] = np.log1p(np.maximum(lines, 0.0))
-
-    # Votes and factors are sparse: gather (row, name, value) and write them at once.
-    other_col = COL["vote:other"]
-    for i, c in enumerate(cands):
-        if c.votes or c.rank_votes:
-            other = 0.0
-            for name, w in c.votes.items():
-                if name in VOTES:
-                    x[i, COL["vote:" + name]] = w
-                else:
-                    other += w
-            for w, r in c.rank_votes.values():
-                other += w * 2 / (1 + r)
-            x[i, other_col] = other
-    rows: list[int] = []
-    cols: list[int] = []
-    vals: list[float] = []
-    for i, c in enumerate(cands):
-        if c.factors:
-            for name, f in c.factors.items():
-                j = _FACTOR_COL.get(name)
-                if j is not None and f > 0:
-                    rows.append(i)
-                    cols.append(j)
-                    vals.append(f)
-    if rows:
-        x[rows, cols] = np.log(vals)
+    x[:, COL["hand"]] = hand
+    if ev.has_lex.any():
+        x[:, COL[f"lex@{shape}"]] = ev.lex
+        x[:, COL["has_lex"]] = ev.has_lex
+        x[:, COL["lex*strength"]] = ev.lex * math.log1p(ev.best_lex)
+        x[:, COL["lex*coverage"]] = ev.lex * coverage
+    if ev.has_dense.any():
+        x[:, COL[f"dense@{shape}"]] = ev.dense
+        x[:, COL["has_dense"]] = ev.has_dense
+        x[:, COL["cos"]] = ev.cos
+        x[:, COL["dense*best_cos"]] = ev.dense * ev.hi
+    for name, ranks in (("lex_rr", ev.lex_rank), ("dense_rr", ev.dense_rank)):
+        np.divide(1.0, ranks, out=x[:, COL[name]], where=ranks > 0)
+    x[:, COL["log_lines"]] = np.log1p(np.maximum(ev.lines, 0.0))
+    if ev.vote_rows:  # named votes in their columns, the rest summed as "other"
+        other = COL["vote:other"]
+        cols = [_VOTE_COL.get(v, other) for v in ev.vote_names]
+        named = [j != other for j in cols]
+        rows = np.asarray(ev.vote_rows)
+        vals = np.asarray(ev.vote_vals)
+        m = np.asarray(named)
+        x[rows[m], np.asarray(cols)[m]] = vals[m]
+        x[:, other] = np.bincount(rows[~m], weights=vals[~m], minlength=n)
+    if ev.factor_rows:
+        cols = [_FACTOR_COL.get(f, -1) for f in ev.factor_names]
+        vals = np.asarray(ev.factor_vals)
+        m = (np.asarray(cols) >= 0) & (vals > 0)
+        if m.any():
+            x[np.asarray(ev.factor_rows)[m], np.asarray(cols)[m]] = np.log(vals[m])
     return x
 
 
@@ -205,8 +163,9 @@ def fuse(cands: dict[int, Candidate], shape: str, coverage: float = 1.0) -> None
     if not items:
         return
     w, _ = load_weights()
-    rank.fuse(cands, *rank.WEIGHTS.get(shape, rank.WEIGHTS["question"]))
-    s = features(items, shape, coverage) @ w
+    ev = rank.evidence(items)
+    hand = rank.hand_scores(ev, *rank.WEIGHTS.get(shape, rank.WEIGHTS["question"]))
+    s = features_of(ev, hand, shape, coverage) @ w
     rel = np.exp(s - s.max())
     for c, v in zip(items, rel.tolist(), strict=True):
         c.score = v

@@ -8,9 +8,12 @@ score and ``diversify`` orders the final list. Change a constant only with
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 #: (dense weight, lexical weight) by query shape. Identifier and keyword queries lean
 #: lexical: the exact token is the strongest evidence and MiniLM is weak on identifiers.
@@ -161,26 +164,143 @@ class Candidate:
 SCORE_VOTE = 0.25
 
 
+#: A rank vote's name in ``Evidence.vote_names`` (the reranker leg casts them).
+RANK_VOTE = ""
+
+
+@dataclass
+class Evidence:
+    """A pool's evidence as arrays, read from the candidates once per query. ``fuse`` and
+    the learned ranker (learned.py) both score from it, so the legs are normalised by one
+    rule."""
+
+    items: list[Candidate]
+    #: BM25 over the pool's best (1.0 for the best hit); 0 outside the lexical leg, and
+    #: everywhere when no hit has a positive BM25
+    lex: np.ndarray
+    has_lex: np.ndarray  #: in the lexical leg with a usable score
+    best_lex: float  #: the pool's best BM25 (higher is better)
+    cos: np.ndarray  #: the raw cosine; 0 outside the dense leg
+    #: min-max normalised cosine in [0, 1]; 0 outside the dense leg; 1.0 when all are equal
+    dense: np.ndarray
+    has_dense: np.ndarray
+    spread: bool  #: the cosines differ (min-max normalisation means something)
+    hi: float  #: the pool's best cosine
+    lex_rank: np.ndarray  #: 0 outside the leg
+    dense_rank: np.ndarray
+    lines: np.ndarray
+    votes: np.ndarray  #: vote weight as rank-1 votes (a vote at rank r counts 2 / (1 + r))
+    factor: np.ndarray  #: product of the factors
+    #: the votes one by one: (candidate row, name or RANK_VOTE, weight as a rank-1 vote)
+    vote_rows: list[int]
+    vote_names: list[str]
+    vote_vals: list[float]
+    #: the factors one by one: (candidate row, name, multiplier)
+    factor_rows: list[int]
+    factor_names: list[str]
+    factor_vals: list[float]
+
+
+def evidence(items: list[Candidate]) -> Evidence:
+    """The pool's evidence (see :class:`Evidence`): one pass over the candidates, then numpy."""
+    n = len(items)
+    nan = math.nan
+    num = np.array(
+        [
+            (
+                nan if c.lex_score is None else c.lex_score,  # NaN: not in that leg
+                nan if c.dense_score is None else c.dense_score,
+                c.lex_rank or 0,
+                c.dense_rank or 0,
+                c.start_line,
+                c.end_line,
+            )
+            for c in items
+        ],
+        dtype=np.float64,
+    ).reshape(n, 6)
+    bm25, cos, lex_rank, dense_rank, start, end = num.T
+    vrows: list[int] = []
+    vnames: list[str] = []
+    vvals: list[float] = []
+    frows: list[int] = []
+    fnames: list[str] = []
+    fvals: list[float] = []
+    for i, c in enumerate(items):
+        if c.votes:
+            for name, w in c.votes.items():
+                vrows.append(i)
+                vnames.append(name)
+                vvals.append(w)
+        if c.rank_votes:
+            for w, r in c.rank_votes.values():
+                vrows.append(i)
+                vnames.append(RANK_VOTE)
+                vvals.append(w * 2 / (1 + r))
+        if c.factors:
+            for name, f in c.factors.items():
+                frows.append(i)
+                fnames.append(name)
+                fvals.append(f)
+
+    raw = -bm25  # FTS5's bm25() is lower-is-better
+    in_lex = ~np.isnan(raw)
+    best_lex = float(raw[in_lex].max()) if in_lex.any() else 1.0
+    has_lex = in_lex & (best_lex > 0)
+    lex = np.where(has_lex, raw / best_lex, 0.0) if best_lex > 0 else np.zeros(n)
+    has_dense = ~np.isnan(cos)
+    hi = float(cos[has_dense].max()) if has_dense.any() else 1.0
+    lo = float(cos[has_dense].min()) if has_dense.any() else 0.0
+    spread = hi > lo
+    cos = np.where(has_dense, cos, 0.0)
+    if spread:
+        dense = np.where(has_dense, np.maximum(0.0, (cos - lo) / (hi - lo)), 0.0)
+    else:
+        dense = has_dense.astype(np.float64)
+    votes = np.bincount(vrows, weights=vvals, minlength=n) if vrows else np.zeros(n)
+    factor = np.ones(n)
+    if frows:
+        np.multiply.at(factor, frows, fvals)
+    return Evidence(
+        items,
+        lex,
+        has_lex,
+        best_lex,
+        cos,
+        dense,
+        has_dense,
+        spread,
+        hi,
+        lex_rank,
+        dense_rank,
+        end - start + 1,
+        votes,
+        factor,
+        vrows,
+        vnames,
+        vvals,
+        frows,
+        fnames,
+        fvals,
+    )
+
+
+def hand_scores(ev: Evidence, dense_w: float, lex_w: float) -> np.ndarray:
+    """The hand ranker's score per candidate: the legs' normalised scores weighted, plus
+    SCORE_VOTE per rank-1 vote, times every factor."""
+    s = lex_w * ev.lex
+    if ev.spread:  # equal cosines carry no ranking information
+        s = s + dense_w * ev.dense
+    return (s + SCORE_VOTE * ev.votes) * ev.factor
+
+
 def fuse(cands: dict[int, Candidate], dense_w: float, lex_w: float) -> None:
     """One score per candidate from the legs, votes and factors (in place)."""
-    lex = [-c.lex_score for c in cands.values() if c.lex_score is not None]
-    cos = [c.dense_score for c in cands.values() if c.dense_score is not None]
-    best_lex = max(lex) if lex else 1.0
-    hi = max(cos) if cos else 1.0
-    lo = min(cos) if cos else 0.0
-    for c in cands.values():
-        s = 0.0
-        if c.lex_score is not None and best_lex > 0:
-            s += lex_w * (-c.lex_score / best_lex)
-        if c.dense_score is not None and hi > lo:
-            s += dense_w * max(0.0, (c.dense_score - lo) / (hi - lo))
-        for w in c.votes.values():
-            s += w * SCORE_VOTE
-        for w, r in c.rank_votes.values():  # a vote at rank r counts 2 / (1 + r) of one
-            s += w * SCORE_VOTE * 2 / (1 + r)
-        for f in c.factors.values():
-            s *= f
-        c.score = s
+    items = list(cands.values())
+    if not items:
+        return
+    for c, v in zip(items, hand_scores(evidence(items), dense_w, lex_w).tolist(), strict=True):
+        c.score = v
 
 
 #: A code chunk that is mostly comments (a module's doc block) or mostly imports is
