@@ -13,7 +13,9 @@ Synthetic queries come from the training corpus's mined pairs (OUT of corpus.py)
 package, its source is copied, the docstring sentence each ``doc`` pair uses as its query
 is blanked out of the copy (lines kept, so line numbers hold), and the copy is indexed by
 scrydb. Queries: the docstring sentence (question-shaped), the name in words (keyword),
-the name itself (identifier). The answer is the chunk the pair was mined from (path and
+the name itself (identifier), and two variants of docstring queries: a "where ..." question
+(location-shaped) and the sentence without the words the code's identifiers hold
+(paraphrase-like). The answer is the chunk the pair was mined from (path and
 symbol). The golden sets are only ever scored, never fitted.
 """
 
@@ -37,6 +39,10 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+from train import delexicalise  # noqa: E402  (training/ is not a package)
 
 #: Training packages the synthetic queries come from by default: a spread of languages,
 #: each small enough to embed in a minute or two (none is held out by corpus.py).
@@ -68,6 +74,28 @@ PACKAGES = [
     "deb/libglm-dev",
 ]
 PER_PACKAGE = {"doc": 45, "name": 12, "ident": 12}
+#: Variants of the chosen (blanked) docstring queries, so every query shape the ranker
+#: weighs differently gets examples: "where ..." (location shape) and the sentence without
+#: the words the code's identifiers hold (paraphrase-like: thin lexical evidence).
+PER_PACKAGE_VARIANTS = {"where": 12, "para": 12}
+_PRONOUN_START = {"the", "a", "an", "this", "these", "all", "any", "each", "some"}
+
+
+def where_query(sentence: str) -> str:
+    """A location-shaped question from a docstring sentence: "Returns the next weekday."
+    -> "where is the code that returns the next weekday"; "Return ..." -> "where do we
+    return ..."; "The current user." -> "where is the current user"."""
+    s = sentence.strip().rstrip(".!")
+    first = s.split(" ", 1)[0]
+    lc = s[:1].lower() + s[1:]
+    low = first.lower()
+    if low in _PRONOUN_START:
+        return f"where is {lc}"
+    if low.endswith("s") and not low.endswith(("ss", "us", "is")) and len(low) > 3:
+        return f"where is the code that {lc}"
+    return f"where do we {lc}"
+
+
 MAX_PER_FILE = 5  # rank.MAX_PER_FILE, for the offline re-ranking
 K = 10
 
@@ -153,6 +181,19 @@ def synth(args: argparse.Namespace) -> int:
                 queries.append(
                     {"query": p["query"], "path": p["path"], "symbol": p["symbol"], "kind": kind}
                 )
+        docs = [q for q in queries if q["kind"] == "doc"]
+        code_of = {p["query"]: p["code"] for p in by_kind["doc"]}
+        rng.shuffle(docs)
+        for q in docs[: PER_PACKAGE_VARIANTS["where"]]:
+            queries.append({**q, "query": where_query(q["query"]), "kind": "where"})
+        n_para = 0
+        for q in docs:
+            if n_para >= PER_PACKAGE_VARIANTS["para"]:
+                break
+            d = delexicalise(q["query"], code_of.get(q["query"], ""))
+            if d and d != q["query"]:
+                queries.append({**q, "query": d, "kind": "para"})
+                n_para += 1
         (out / f"{name}.queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
         total += len(queries)
         print(f"{pkg}: {len(queries)} queries", file=sys.stderr)
@@ -360,6 +401,9 @@ def fit(args: argparse.Namespace) -> int:
     assert list(d["features"]) == list(learned.FEATURES), "features changed: dump again"
     x, lab = d["x"], d["label"].astype(bool)
     groups = [g for g in _groups(d["qid"]) if lab[g].any()]
+    if args.kinds:
+        wanted = set(args.kinds.split(","))
+        groups = [g for g in groups if d["kinds"][d["qid"][g[0]]] in wanted]
     # The hand score's weight is free; every correction is pulled towards 0 (a hand-only
     # start: the hand score scaled to the softmax's temperature).
     mu = np.zeros(x.shape[1])
@@ -409,6 +453,7 @@ def fit(args: argparse.Namespace) -> int:
                     "training packages (training/fusion.py PACKAGES)",
                     "embedding_model": args.model_name,
                     "queries": len(groups),
+                    "query_kinds": args.kinds or ",".join(sorted(set(d["kinds"].tolist()))),
                     "l2": args.l2,
                     "features": list(learned.FEATURES),
                     "weights": [round(float(v), 6) for v in w],
@@ -441,6 +486,9 @@ def main() -> int:
     f.add_argument("--l2", type=float, default=1e-3)
     f.add_argument("--out", default="")
     f.add_argument("--model-name", default="", help="the dump's embedding model (metadata)")
+    f.add_argument(
+        "--kinds", default="", help="fit on these synthetic query kinds only (comma-separated)"
+    )
     args = ap.parse_args()
     return {"synth": synth, "dump": dump, "fit": fit}[args.cmd](args)
 
