@@ -108,12 +108,11 @@ def features_of(ev: rank.Evidence, hand: np.ndarray, shape: str, coverage: float
     x[:, COL["log_lines"]] = np.log1p(np.maximum(ev.lines, 0.0))
     if ev.vote_rows:  # named votes in their columns, the rest summed as "other"
         other = COL["vote:other"]
-        cols = [_VOTE_COL.get(v, other) for v in ev.vote_names]
-        named = [j != other for j in cols]
+        vcols = np.asarray([_VOTE_COL.get(v, other) for v in ev.vote_names])
         rows = np.asarray(ev.vote_rows)
         vals = np.asarray(ev.vote_vals)
-        m = np.asarray(named)
-        x[rows[m], np.asarray(cols)[m]] = vals[m]
+        m = vcols != other
+        x[rows[m], vcols[m]] = vals[m]
         x[:, other] = np.bincount(rows[~m], weights=vals[~m], minlength=n)
     if ev.factor_rows:
         cols = [_FACTOR_COL.get(f, -1) for f in ev.factor_names]
