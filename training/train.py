@@ -94,9 +94,19 @@ def delexicalise(query: str, code: str, min_content: int = 3) -> str | None:
     return " ".join(kept).strip(" ,;:")
 
 
-def load_pairs(path: Path, negs: int, limit: int, seed: int, delex: float = 0.0) -> list[list[str]]:
+def load_pairs(
+    path: Path,
+    negs: int,
+    limit: int,
+    seed: int,
+    delex: float = 0.0,
+    extra: list[Path] | None = None,
+    extra_repeat: int = 1,
+) -> list[list[str]]:
     """Training rows [query, code, *negatives]. A ``delex`` share of the docstring pairs
-    has its query de-lexicalised (:func:`delexicalise`), where enough words remain."""
+    has its query de-lexicalised (:func:`delexicalise`), where enough words remain.
+    Rows of ``extra`` files (same format, e.g. ``commits.py``'s) join the pool
+    ``extra_repeat`` times each, before the shuffle."""
     rows = []
     rng = random.Random(seed + 1)
     n_delex = 0
@@ -112,6 +122,16 @@ def load_pairs(path: Path, negs: int, limit: int, seed: int, delex: float = 0.0)
                     query = d
                     n_delex += 1
             rows.append([query, r["code"], *r["negatives"][:negs]])
+    n_extra = 0
+    for x in extra or []:
+        with open(x) as f:
+            for line in f:
+                r = json.loads(line)
+                if len(r["negatives"]) >= negs:
+                    rows.extend([[r["query"], r["code"], *r["negatives"][:negs]]] * extra_repeat)
+                    n_extra += extra_repeat
+    if n_extra:
+        print(f"extra rows (with repeats) {n_extra}", file=sys.stderr)
     random.Random(seed).shuffle(rows)
     rows = rows[:limit] if limit else rows
     print(f"pairs {len(rows)}; de-lexicalised queries (all rows) {n_delex}", file=sys.stderr)
@@ -338,6 +358,14 @@ def main() -> int:
         default=1,
         help="sort by code length inside windows of this many batches (1: off)",
     )
+    ap.add_argument(
+        "--extra",
+        type=Path,
+        action="append",
+        default=[],
+        help="another pairs file in train.jsonl's format (e.g. commits.jsonl); repeatable",
+    )
+    ap.add_argument("--extra-repeat", type=int, default=1, help="times each extra row is used")
     ap.add_argument("--export-fp16", nargs=2, metavar=("SRC", "DEST"))
     args = ap.parse_args()
 
@@ -354,7 +382,15 @@ def main() -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     data = Path(args.data)
-    rows = load_pairs(data / "train.jsonl", args.negs, args.max_pairs, args.seed, args.delex)
+    rows = load_pairs(
+        data / "train.jsonl",
+        args.negs,
+        args.max_pairs,
+        args.seed,
+        args.delex,
+        args.extra,
+        args.extra_repeat,
+    )
     heldout = HeldoutMRR(data / "heldout.jsonl", max_total=args.eval_queries, seed=args.seed)
     steps_per_epoch = len(rows) // args.batch
     total = steps_per_epoch * args.epochs
@@ -392,6 +428,7 @@ def main() -> int:
         log(out, {"event": "resumed", "step": step, "of": total})
     else:
         cfg = {k: v for k, v in vars(args).items() if k != "export_fp16"}
+        cfg["extra"] = [str(x) for x in args.extra]
         log(
             out,
             {
