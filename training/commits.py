@@ -176,20 +176,8 @@ def clean_subject(subject: str) -> tuple[str, str | None]:
 # ---------------------------------------------------------------------------------------
 
 SKIP_SUFFIXES = (
-    ".min.js",
-    ".d.ts",
-    ".d.mts",
-    ".d.cts",
-    "_pb2.py",
-    ".pb.go",
-    "_test.go",
-    ".bundle.js",
-    "-min.js",
-    "_test.py",
-    ".test.js",
-    ".test.ts",
-    ".spec.js",
-    ".spec.ts",
+    *corpus.GENERATED_SUFFIXES,
+    *corpus.TEST_SUFFIXES,
     ".test.tsx",
     ".spec.tsx",
     "_test.rs",

@@ -464,6 +464,22 @@ GENERATED_RE = re.compile(
 MAX_FILE_BYTES = 400_000
 
 
+#: File names never mined: generated, bundled or declaration-only files, and Go tests.
+GENERATED_SUFFIXES = (
+    ".min.js",
+    ".d.ts",
+    ".d.mts",
+    ".d.cts",
+    "_pb2.py",
+    ".pb.go",
+    "_test.go",
+    ".bundle.js",
+    "-min.js",
+)
+#: Test files by name (besides ``test_*``).
+TEST_SUFFIXES = ("_test.py", ".test.js", ".test.ts", ".spec.js", ".spec.ts")
+
+
 def source_files(pkg: dict, root: Path, drops: Counter):
     """(relative path, language) of the source files worth mining in an unpacked package."""
     base = root
@@ -498,21 +514,9 @@ def source_files(pkg: dict, root: Path, drops: Counter):
         for fn in sorted(filenames):
             low = fn.lower()
             if (
-                low.endswith(
-                    (
-                        ".min.js",
-                        ".d.ts",
-                        ".d.mts",
-                        ".d.cts",
-                        "_pb2.py",
-                        ".pb.go",
-                        "_test.go",
-                        ".bundle.js",
-                        "-min.js",
-                    )
-                )
+                low.endswith(GENERATED_SUFFIXES)
                 or low.startswith("test_")
-                or low.endswith(("_test.py", ".test.js", ".test.ts", ".spec.js", ".spec.ts"))
+                or low.endswith(TEST_SUFFIXES)
             ):
                 continue
             path = Path(dirpath) / fn
