@@ -23,6 +23,34 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 
+def run_sets(cases: list[str], config_text: str, db_dir: str, half: str, k: int = 10) -> dict:
+    """scry eval's report (all legs) over the golden-set files ``cases``, every corpus opened
+    with a config file holding ``config_text``."""
+    import scrydb
+    from scrydb import evaluate
+
+    cfg = Path(tempfile.mkdtemp(prefix="scry-eval-")) / "scry.toml"
+    cfg.write_text(config_text)
+    orig = scrydb.open
+
+    def open_with_config(root, *a, **kw):
+        kw.setdefault("config", str(cfg))
+        return orig(root, *a, **kw)
+
+    scrydb.open = open_with_config
+    sets = [evaluate.only_half(evaluate.load_set(c), half) for c in cases]
+    ev = evaluate.Evaluator(
+        k=k,
+        legs=True,
+        runs=1,
+        repo=None,
+        db_dir=Path(db_dir),
+        tokens=False,
+        progress=lambda m: print(m, file=sys.stderr),
+    )
+    return ev.run(sets)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("cases", nargs="+")
@@ -36,35 +64,15 @@ def main() -> int:
     )
     args = ap.parse_args()
 
-    import scrydb
-    from scrydb import evaluate
-
-    cfg = Path(tempfile.mkdtemp(prefix="scry-eval-")) / "scry.toml"
     model = args.model
     if Path(model).is_dir():
         model = str(Path(model).resolve())
-    cfg.write_text(f'[embed]\nmodel = "{model}"\n')
-    orig = scrydb.open
-
-    def open_with_config(root, *a, **kw):
-        kw.setdefault("config", str(cfg))
-        return orig(root, *a, **kw)
-
-    scrydb.open = open_with_config
-    sets = [evaluate.only_half(evaluate.load_set(c), args.half) for c in args.cases]
-    ev = evaluate.Evaluator(
-        k=args.k,
-        legs=args.legs,
-        runs=1,
-        repo=None,
-        db_dir=Path(args.db_dir),
-        tokens=False,
-        progress=lambda m: print(m, file=sys.stderr),
-    )
-    report = ev.run(sets)
+    report = run_sets(args.cases, f'[embed]\nmodel = "{model}"\n', args.db_dir, args.half, args.k)
     report["embed_model"] = args.model
     report["half"] = args.half
     Path(args.save).write_text(json.dumps(report, indent=1), encoding="utf-8")
+    from scrydb import evaluate
+
     print(evaluate.render(report, None, misses=0))
     return 0
 

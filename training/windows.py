@@ -24,15 +24,15 @@ import argparse
 import hashlib
 import json
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+for _p in (REPO, REPO / "training"):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
 
 #: Tokens of chunk text in one window (the model sees 256 with [CLS], [SEP], the header).
 VIEW = 250
@@ -167,34 +167,21 @@ def main() -> int:
     ap.add_argument("--cache", default="/work/evalrun/windows")
     args = ap.parse_args()
 
-    import scrydb
+    from eval_golden import run_sets
+
     from scrydb import evaluate
     from scrydb.config import EmbedConfig
     from scrydb.embed import make_embedder
 
-    cfg = Path(tempfile.mkdtemp(prefix="scry-win-")) / "scry.toml"
-    cfg.write_text(f'[embed]\nmodel = "{args.model}"\n[search]\nfusion = "{args.fusion}"\n')
     windows = Windows(args, make_embedder(EmbedConfig(model=args.model)))
     if args.max_windows > 0:
         install(windows)
-    orig = scrydb.open
-
-    def open_with_config(root: Any, *a: Any, **kw: Any) -> Any:
-        kw.setdefault("config", str(cfg))
-        return orig(root, *a, **kw)
-
-    scrydb.open = open_with_config
-    sets = [evaluate.only_half(evaluate.load_set(c), args.half) for c in args.cases]
-    ev = evaluate.Evaluator(
-        k=10,
-        legs=True,
-        runs=1,
-        repo=None,
-        db_dir=Path(args.db_dir),
-        tokens=False,
-        progress=lambda m: print(m, file=sys.stderr),
+    report = run_sets(
+        args.cases,
+        f'[embed]\nmodel = "{args.model}"\n[search]\nfusion = "{args.fusion}"\n',
+        args.db_dir,
+        args.half,
     )
-    report = ev.run(sets)
     n_chunks = sum(c for c, _ in windows.counts.values())
     n_win = sum(w for _, w in windows.counts.values())
     report["windows"] = {
