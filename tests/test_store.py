@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import apsw
@@ -82,6 +85,37 @@ def test_foreign_sqlite_file_is_refused(tmp_path: Path) -> None:
     conn.close()
     with pytest.raises(IndexError_, match="not a scrydb index"):
         Store(db)
+
+
+_OPEN_AT = """
+import sys, time
+from scrydb.store import Store
+time.sleep(max(0.0, float(sys.argv[2]) - time.time()))
+Store(sys.argv[1]).close()
+"""
+
+
+@pytest.mark.slow
+def test_processes_creating_one_new_index_together(tmp_path: Path) -> None:
+    """Several processes opening one new file at staggered moments all get the index: a
+    late one must not read the first one's half-visible schema as a foreign SQLite file
+    (a race seen in CI: two first indexes started together, one refused the file)."""
+    for round_ in range(2):
+        db = tmp_path / f"new{round_}.db"
+        start = time.time() + 1.5  # after the interpreters have started
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", _OPEN_AT, str(db), str(start + 0.02 * i)],
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for i in range(6)
+        ]
+        errors = [p.communicate(timeout=60)[1] for p in procs]
+        assert all(p.returncode == 0 for p in procs), [e for e in errors if e]
+        store = Store(db, readonly=True)
+        assert store.scalar("PRAGMA application_id") == APPLICATION_ID
+        store.close()
 
 
 def test_newer_schema_is_refused_with_both_versions(tmp_path: Path) -> None:

@@ -242,11 +242,15 @@ class Store(VectorTables):
 
     def _check_and_init(self, exists: bool) -> None:
         conn = self.conn
-        app_id = self.scalar("PRAGMA application_id")
-        version = self.scalar("PRAGMA user_version")
+        # One statement, so one snapshot: read apart, another process's first index could
+        # commit between them (no application id yet, yet tables) and look like a stranger.
+        app_id, version, tables = conn.execute(
+            "SELECT (SELECT application_id FROM pragma_application_id),"
+            " (SELECT user_version FROM pragma_user_version),"
+            " (SELECT count(*) FROM sqlite_master)"
+        ).fetchone()
         if exists:
-            has_tables = self.scalar("SELECT count(*) FROM sqlite_master") > 0
-            if app_id != APPLICATION_ID and has_tables:
+            if app_id != APPLICATION_ID and tables > 0:
                 raise IndexError_(
                     f"{self.path} is an SQLite file but not a scrydb index; pass another --db"
                 )
