@@ -57,7 +57,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     -- without its path words, so a moved chunk keeps its vector, as bodies do) is NULL
     -- until the embedding phase derives it, '' when the chunk has no header.
     head_hash  TEXT,
-    head_emb_id INTEGER                    -- embeddings.id; unset by hand where vectors go
+    head_emb_id INTEGER,                   -- embeddings.id; unset by hand where vectors go
+    windows    INTEGER                     -- rows in chunk_windows; NULL until derived
 );
 CREATE INDEX IF NOT EXISTS chunks_head ON chunks(head_hash);
 CREATE INDEX IF NOT EXISTS chunks_head_emb ON chunks(head_emb_id);
@@ -65,6 +66,21 @@ CREATE INDEX IF NOT EXISTS chunks_entry ON chunks(entry) WHERE entry = 1;
 CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id, start_line);
 CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(text_hash);
 CREATE INDEX IF NOT EXISTS chunks_emb ON chunks(emb_id);
+
+-- Window vectors (chunk/windows.py): a long chunk's extra vectors over the stretches of
+-- its text its body vector does not see; the dense leg scores a chunk by the best of its
+-- body and window cosines. Derived by the embedding phase (chunks.windows then says how
+-- many, 0 for most chunks); text_hash (sync.base.window_hash, of the window's text) is
+-- the key of reuse, as for bodies.
+CREATE TABLE IF NOT EXISTS chunk_windows (
+    chunk_id  INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+    seq       INTEGER NOT NULL,            -- 0, 1, 2: order in the chunk
+    text_hash TEXT NOT NULL,
+    emb_id    INTEGER,                     -- embeddings.id; NULL until embedded
+    PRIMARY KEY (chunk_id, seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS chunk_windows_hash ON chunk_windows(text_hash);
+CREATE INDEX IF NOT EXISTS chunk_windows_emb ON chunk_windows(emb_id);
 
 -- Definitions found by tree-sitter: exact-symbol votes, definition boosts and the
 -- "did you mean" suggestions.

@@ -127,7 +127,8 @@ def index_throughput(
         f"corpora: {'+'.join(names)}",
         rep.files_seen,
         "files",
-        note=f"{rep.chunks_written} chunks, {len(texts)} texts",
+        note=f"{rep.chunks_written} chunks, {len(texts)} texts ({rep.texts_embedded} bodies, "
+        f"{rep.headers_embedded} headers, {rep.windows_embedded} windows)",
     )
     res.add(sec, "walk", t["walk"], "s")
     res.add(sec, "read+hash+parse/chunk", t["chunk"], "s")
@@ -175,18 +176,28 @@ def index_throughput(
 
 
 def _pending_texts(ix: Index) -> list[str]:
-    """The texts a sync will embed: what ``EmbeddingPhase.embed_pending`` builds, read back."""
+    """The texts a sync will embed: what ``EmbeddingPhase.embed_pending`` builds (bodies,
+    then headers, then windows of long chunks), read back and built again here."""
+    from scrydb.chunk.header import header
+    from scrydb.chunk.windows import window_texts
     from scrydb.sync import embed_header
 
-    cut = ix.config.index.embed_max_chars
-    seen: dict[str, str] = {}
-    for h, content, sym, path in ix.store.rows(
-        "SELECT c.text_hash, c.content, c.symbol, f.path FROM chunks c "
+    cfg = ix.config.index
+    bodies: dict[str, str] = {}
+    heads: dict[str, str] = {}
+    windows: dict[str, str] = {}
+    for h, content, sym, kind, path in ix.store.rows(
+        "SELECT c.text_hash, c.content, c.symbol, c.kind, f.path FROM chunks c "
         "JOIN files f ON f.id = c.file_id WHERE c.emb_id IS NULL ORDER BY c.id"
     ):
-        if h not in seen:
-            seen[h] = embed_header(ix.root.name, path, sym) + content[:cut]
-    return list(seen.values())
+        line = embed_header(ix.root.name, path, sym)
+        bodies.setdefault(h, line + content[: cfg.embed_max_chars])
+        hd = header(path, sym, kind, content) if cfg.header_vectors else None
+        if hd:
+            heads.setdefault(hd[0], hd[1])
+        for w in window_texts(content) if cfg.window_vectors else []:
+            windows.setdefault(w, line + w)
+    return [*bodies.values(), *heads.values(), *windows.values()]
 
 
 def _hits(root: Path, db: Path, query: str) -> int:

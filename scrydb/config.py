@@ -38,6 +38,9 @@ class IndexConfig:
     #: embed a short header (names, first docstring sentence, path words) beside each
     #: chunk; the dense leg scores by both (about 3% more index time)
     header_vectors: bool = True
+    #: embed up to three more windows of each very long chunk (past ~2,500 characters),
+    #: the stretches its body vector does not see (about 20% more embedding work)
+    window_vectors: bool = True
 
 
 @dataclass

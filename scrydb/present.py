@@ -312,6 +312,8 @@ def status_lines(st: Status, service: list[str] | None = None) -> list[str]:
     vectors = f"vectors {st.vectors}"
     if st.header_vectors:
         vectors += f" (+{st.header_vectors} headers)"
+    if st.window_vectors:
+        vectors += f" (+{st.window_vectors} windows of long chunks)"
     if st.orphan_vectors:
         vectors += f" (+{st.orphan_vectors} kept for reuse)"
     if st.search == "hybrid":
@@ -384,5 +386,6 @@ def index_summary(root: object, rep: SyncReport) -> str:
         f"by content), {rep.files_deleted} deleted; {by_rules} paths left out by name or "
         f"ignore rules; {rep.chunks_written} chunks written, {rep.texts_embedded} embedded"
         + (f" (+{rep.headers_embedded} headers)" if rep.headers_embedded else "")
+        + (f" (+{rep.windows_embedded} windows)" if rep.windows_embedded else "")
         + f", {rep.seconds:.1f}s"
     )

@@ -63,6 +63,7 @@ class Status:
     pending_texts: int = 0  #: distinct chunk texts still to embed
     orphan_vectors: int = 0  #: vectors kept for reuse that no chunk refers to now
     header_vectors: int = 0  #: distinct header vectors in use (chunk/header.py)
+    window_vectors: int = 0  #: distinct window vectors of long chunks (chunk/windows.py)
     #: "hybrid", "hybrid-partial" (some chunks wait for vectors), "lexical" or "empty"
     search: str = "empty"
     rebuild: list[str] = field(default_factory=list)  #: what the next sync will rebuild, and why
@@ -151,12 +152,14 @@ def status(
         s.scalar(
             "SELECT count(*) FROM embeddings e WHERE NOT EXISTS "
             "(SELECT 1 FROM chunks c WHERE c.emb_id = e.id) AND NOT EXISTS "
-            "(SELECT 1 FROM chunks c WHERE c.head_emb_id = e.id)"
+            "(SELECT 1 FROM chunks c WHERE c.head_emb_id = e.id) AND NOT EXISTS "
+            "(SELECT 1 FROM chunk_windows w WHERE w.emb_id = e.id)"
         )
         or 0
     )
-    # Header and body vectors never coincide: their hashes differ (sync.base.head_hash).
+    # Body, header and window vectors never coincide: their hashes differ (sync.base).
     heads = s.scalar("SELECT count(DISTINCT head_emb_id) FROM chunks") or 0
+    windows = s.scalar("SELECT count(DISTINCT emb_id) FROM chunk_windows") or 0
     chunks = s.scalar("SELECT count(*) FROM chunks") or 0
     pending = s.scalar("SELECT count(*) FROM chunks WHERE emb_id IS NULL") or 0
     rate = s.meta("embed_rate")
@@ -167,8 +170,9 @@ def status(
         files=s.scalar("SELECT count(*) FROM files") or 0,
         chunks=chunks,
         symbols=s.scalar("SELECT count(*) FROM symbols") or 0,
-        vectors=n_emb - orphans - heads,
+        vectors=n_emb - orphans - heads - windows,
         header_vectors=heads,
+        window_vectors=windows,
         pending=pending,
         pending_texts=(
             s.scalar("SELECT count(DISTINCT text_hash) FROM chunks WHERE emb_id IS NULL") or 0

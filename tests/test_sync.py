@@ -372,12 +372,13 @@ def test_old_schema_is_migrated_keeping_vectors(repo200: Path, tmp_path: Path) -
         n = ix.store.scalar("SELECT count(*) FROM embeddings")
         heads = ix.store.scalar("SELECT count(*) FROM chunks WHERE head_emb_id IS NOT NULL")
         assert heads and n > heads
-    # Make it a schema-1 file: no orphaned_at column, no header columns.
+    # Make it a schema-1 file: no orphaned_at column, no header columns, no windows.
     conn = apsw.Connection(str(db))
     conn.execute(
         "DROP INDEX embeddings_orphaned; ALTER TABLE embeddings DROP COLUMN orphaned_at; "
         "DROP INDEX chunks_head; DROP INDEX chunks_head_emb; "
-        "ALTER TABLE chunks DROP COLUMN head_hash; ALTER TABLE chunks DROP COLUMN head_emb_id"
+        "ALTER TABLE chunks DROP COLUMN head_hash; ALTER TABLE chunks DROP COLUMN head_emb_id; "
+        "DROP TABLE chunk_windows; ALTER TABLE chunks DROP COLUMN windows"
     )
     conn.execute("PRAGMA user_version = 1")
     conn.close()
@@ -392,6 +393,7 @@ def test_old_schema_is_migrated_keeping_vectors(repo200: Path, tmp_path: Path) -
         assert ix.store.scalar("SELECT count(*) FROM embeddings") == n
         assert ix.store.scalar("PRAGMA user_version") == SCHEMA_VERSION
         assert ix.store.scalar("SELECT count(*) FROM chunks WHERE head_emb_id IS NOT NULL") == heads
+        assert ix.store.scalar("SELECT count(*) FROM chunks WHERE windows IS NULL") == 0
 
 
 def test_unmigratable_schema_rebuilds_with_one_warning(

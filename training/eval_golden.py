@@ -62,12 +62,19 @@ def main() -> int:
     ap.add_argument(
         "--half", default="all", choices=["all", "dev", "test"], help="tune on dev, report test"
     )
+    ap.add_argument(
+        "--extra",
+        default="",
+        help='more config (TOML), e.g. "[index]\\nwindow_vectors = false" for the run without windows',
+    )
     args = ap.parse_args()
 
     model = args.model
     if Path(model).is_dir():
         model = str(Path(model).resolve())
-    report = run_sets(args.cases, f'[embed]\nmodel = "{model}"\n', args.db_dir, args.half, args.k)
+    extra = args.extra.replace("\\n", "\n")
+    config = f'[embed]\nmodel = "{model}"\n' + (extra + "\n" if extra else "")
+    report = run_sets(args.cases, config, args.db_dir, args.half, args.k)
     report["embed_model"] = args.model
     report["half"] = args.half
     Path(args.save).write_text(json.dumps(report, indent=1), encoding="utf-8")

@@ -75,6 +75,8 @@ class Windows:
         key = str(store.path)
         if key in self.by_db:
             return self.by_db[key]
+        from scrydb.chunk.windows import WINDOWS_VERSION
+        from scrydb.chunk.windows import window_texts as char_windows
         from scrydb.sync.base import embed_header
 
         a = self.args
@@ -82,6 +84,8 @@ class Windows:
             "SELECT c.id, f.path, c.symbol, c.content FROM chunks c JOIN files f ON f.id = c.file_id"
         )
         recipe = f"{a.model}:{a.max_windows}:{a.min_windows}:{a.overlap}:{VIEW}:{store.path.name}"
+        if a.rule == "chars":
+            recipe += f":chars{WINDOWS_VERSION}"
         cache = Path(a.cache) / (
             hashlib.blake2b(recipe.encode(), digest_size=8).hexdigest() + ".npz"
         )
@@ -92,6 +96,12 @@ class Windows:
             texts: list[str] = []
             owner: list[int] = []
             for cid, path, symbol, content in rows:
+                if a.rule == "chars":  # the rule scrydb ships (chunk/windows.py)
+                    head = embed_header(repo_name, path, symbol)
+                    for t in char_windows(content):
+                        texts.append(head + t)
+                        owner.append(cid)
+                    continue
                 for t in window_texts(
                     self.tok,
                     embed_header(repo_name, path, symbol),
@@ -164,6 +174,13 @@ def main() -> int:
         "--min-windows", type=int, default=1, help="only chunks long enough for this many"
     )
     ap.add_argument("--overlap", type=int, default=40, help="tokens two windows share")
+    ap.add_argument(
+        "--rule",
+        default="tokens",
+        choices=["tokens", "chars"],
+        help="chars: scrydb's own window rule (chunk/windows.py; the --*windows/--overlap "
+        "options then do not apply)",
+    )
     ap.add_argument("--cache", default="/work/evalrun/windows")
     args = ap.parse_args()
 

@@ -263,42 +263,69 @@ class SearchEngine:
                 )
                 for e in r
                 if e is not None
+            ] + [
+                r[0]
+                for r in s.rows(
+                    "SELECT w.emb_id FROM chunk_windows w JOIN chunks c ON c.id = w.chunk_id "
+                    f"JOIN files f ON f.id = c.file_id WHERE w.emb_id IS NOT NULL {where}",
+                    tuple(params),
+                )
             ]
             allowed = self.vectors.mask(np.array(ids, dtype=np.int64))
         sc = self.config.search
-        # Twice the pool: a chunk's body and header can both be among the nearest.
-        emb_ids, scores = self.vectors.search(qvec, 2 * pool, allowed, sc.exact_max, sc.coarse_pool)
+        # Three times the pool: a chunk's body, header and windows can all be among the
+        # nearest.
+        emb_ids, scores = self.vectors.search(qvec, 3 * pool, allowed, sc.exact_max, sc.coarse_pool)
         if len(emb_ids) == 0:
             return True
-        # A chunk is a candidate when its body or its header vector is among the nearest;
-        # it is then scored by both (rank.HEAD_WEIGHT) and ranked by that score.
+        # A chunk is a candidate when its body, header or a window vector is among the
+        # nearest; it is then scored by body and header (rank.HEAD_WEIGHT), or by its best
+        # window where that is higher, and ranked by that score.
         cos = {int(e): float(v) for e, v in zip(emb_ids, scores, strict=True)}
         where, params = filt.sql()
         marks = ",".join("?" * len(cos))
+        windows: dict[int, float] = {}
+        for cid, wid in s.rows(
+            "SELECT w.chunk_id, w.emb_id FROM chunk_windows w JOIN chunks c ON c.id = w.chunk_id "
+            f"JOIN files f ON f.id = c.file_id WHERE w.emb_id IN ({marks}) {where}",
+            (*cos.keys(), *params),
+        ):
+            windows[cid] = max(windows.get(cid, -2.0), cos[wid])
+        wmarks = ",".join("?" * len(windows))
         rows = s.rows(
             "SELECT c.id, c.emb_id, c.head_emb_id FROM chunks c JOIN files f ON f.id = c.file_id "
-            f"WHERE (c.emb_id IN ({marks}) OR c.head_emb_id IN ({marks})) {where}",
-            (*cos.keys(), *cos.keys(), *params),
+            f"WHERE (c.emb_id IN ({marks}) OR c.head_emb_id IN ({marks}) OR c.id IN ({wmarks})) "
+            f"{where}",
+            (*cos.keys(), *cos.keys(), *windows.keys(), *params),
         )
         scored = []
         for cid, eid, hid in rows:
-            body = cos.get(eid) if eid is not None else None
-            if body is None and eid is not None:
-                body = self._cosine(eid, qvec)
-            if body is None:
-                continue
-            if hid is None:
-                scored.append((body, cid))
-                continue
-            head = cos.get(hid)
-            if head is None:
-                head = self._cosine(hid, qvec)
-            scored.append((body if head is None else rank.with_header(body, head), cid))
+            score = self._body_score(cos, eid, hid, qvec)
+            window = windows.get(cid)
+            if window is not None and (score is None or window > score):
+                score = window
+            if score is not None:
+                scored.append((score, cid))
         scored.sort(reverse=True)
         for r, (score, cid) in enumerate(scored[:pool], 1):
             c = cands.setdefault(cid, rank.Candidate(cid))
             c.dense_rank, c.dense_score = r, score
         return True
+
+    def _body_score(
+        self, cos: dict[int, float], eid: int | None, hid: int | None, qvec: np.ndarray
+    ) -> float | None:
+        """A chunk's dense score from its body and header vectors (``cos``: the cosines of
+        the nearest vectors; others are computed); None without a body vector."""
+        body = cos.get(eid) if eid is not None else None
+        if body is None and eid is not None:
+            body = self._cosine(eid, qvec)
+        if body is None or hid is None:
+            return body
+        head = cos.get(hid)
+        if head is None:
+            head = self._cosine(hid, qvec)
+        return body if head is None else rank.with_header(body, head)
 
     def _cosine(self, emb_id: int, qvec: np.ndarray) -> float | None:
         v = self.vectors.vector(emb_id)

@@ -26,7 +26,7 @@ from scrydb.store.lock import WriterLock
 from scrydb.store.tables import VectorTables
 
 #: Bump on any change to schema.sql; a file with a newer version is refused.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: Statements that bring a file of schema N to N + 1 while keeping its data (above all
 #: its vectors, which cost minutes to hours to recompute). An older file without a path
 #: to SCHEMA_VERSION is rebuilt from nothing (the next sync says so in one line).
@@ -43,6 +43,10 @@ MIGRATIONS: dict[int, str] = {
     2: """
     ALTER TABLE chunks ADD COLUMN head_hash TEXT;
     ALTER TABLE chunks ADD COLUMN head_emb_id INTEGER;
+    """,
+    # 4: long chunks get window vectors (table chunk_windows, made by schema.sql).
+    3: """
+    ALTER TABLE chunks ADD COLUMN windows INTEGER;
     """,
 }
 #: ``PRAGMA application_id`` of scrydb files ("SCRY"): tells our files from others.
@@ -244,11 +248,11 @@ class Store(VectorTables):
         conn = self.conn
         # One statement, so one snapshot: read apart, another process's first index could
         # commit between them (no application id yet, yet tables) and look like a stranger.
-        app_id, version, tables = conn.execute(
+        app_id, version, tables = self.rows(
             "SELECT (SELECT application_id FROM pragma_application_id),"
             " (SELECT user_version FROM pragma_user_version),"
             " (SELECT count(*) FROM sqlite_master)"
-        ).fetchone()
+        )[0]
         if exists:
             if app_id != APPLICATION_ID and tables > 0:
                 raise IndexError_(

@@ -50,6 +50,7 @@ class VectorTables:
         """Forget every embedding (a changed embedder): chunks become lexical-only."""
         self.conn.execute("UPDATE chunks SET emb_id = NULL WHERE emb_id IS NOT NULL")
         self.conn.execute("UPDATE chunks SET head_emb_id = NULL WHERE head_emb_id IS NOT NULL")
+        self.conn.execute("UPDATE chunk_windows SET emb_id = NULL WHERE emb_id IS NOT NULL")
         self.conn.execute("DELETE FROM embeddings")
         self.conn.execute("DROP TABLE IF EXISTS vec_float")
         self.conn.execute("DROP TABLE IF EXISTS vec_bit")

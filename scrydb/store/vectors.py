@@ -94,7 +94,8 @@ class VectorIndex:
             (
                 r[0]
                 for r in store.conn.execute(
-                    "SELECT DISTINCT head_emb_id FROM chunks WHERE head_emb_id IS NOT NULL"
+                    "SELECT head_emb_id FROM chunks WHERE head_emb_id IS NOT NULL "
+                    "UNION SELECT emb_id FROM chunk_windows WHERE emb_id IS NOT NULL"
                 )
             ),
             dtype=np.int64,

@@ -14,6 +14,7 @@ from pathlib import Path
 from scrydb import tokens
 from scrydb.chunk import CHUNKER_VERSION, Chunk
 from scrydb.chunk.header import header_text
+from scrydb.chunk.windows import window_spans
 from scrydb.config import Config
 from scrydb.embed import Embedder
 from scrydb.store import Store
@@ -59,6 +60,7 @@ class SyncReport:
     chunks_deleted: int = 0
     texts_embedded: int = 0  #: distinct chunk texts sent to the model
     headers_embedded: int = 0  #: distinct chunk headers sent to the model (header vectors)
+    windows_embedded: int = 0  #: distinct windows of long chunks sent to the model
     chunks_reused: int = 0  #: new chunk rows that got an existing vector
     vectors_pruned: int = 0
     pending: int = 0  #: chunks still without a vector after this sync
@@ -86,6 +88,7 @@ class SyncReport:
             or self.files_deleted
             or self.texts_embedded
             or self.headers_embedded
+            or self.windows_embedded
             or self.rebuilt
         )
 
@@ -159,6 +162,16 @@ def head_hash(key: str) -> str:
     """Key of a header vector's reuse (the key of ``chunk.header.header``): a hash apart from
     every chunk text's."""
     return text_hash("\x00head\x00" + key)
+
+
+#: What a text sent to the model is: a chunk's body, its header, a window of a long chunk.
+BODY, HEAD, WINDOW = "body", "head", "window"
+
+
+def window_hash(text: str) -> str:
+    """Key of a window vector's reuse (the window's text, chunk/windows.py): a hash apart
+    from every chunk text's and header's."""
+    return text_hash("\x00win\x00" + text)
 
 
 def embed_recipe(config: Config) -> str:
@@ -248,11 +261,30 @@ class Phase:
         cut = self.config.index.embed_max_chars
         return embed_header(self.repo_name, path, symbol) + content[:cut]
 
+    def window_text(self, path: str, symbol: str | None, content: str, seq: int) -> str:
+        """What is embedded for window ``seq`` of a chunk: its context line, then the
+        window's text ("" when the chunk has no such window any more)."""
+        spans = window_spans(content)
+        if seq >= len(spans):
+            return ""
+        a, b = spans[seq]
+        return embed_header(self.repo_name, path, symbol) + content[a:b]
+
     @staticmethod
     def head_text(path: str, symbol: str | None, kind: str, content: str) -> str:
         """What is embedded for a chunk's header (a chunk with a head_hash has one; the
         path stands in should the recipe have changed under a sync)."""
         return header_text(path, symbol, kind, content) or path
+
+    def count_embedded(self, kind: str, n: int) -> None:
+        """Add ``n`` texts of ``kind`` (BODY, HEAD, WINDOW) sent to the model to the report."""
+        r = self.report
+        if kind == HEAD:
+            r.headers_embedded += n
+        elif kind == WINDOW:
+            r.windows_embedded += n
+        else:
+            r.texts_embedded += n
 
     def _cancelled(self) -> bool:
         if not self.report.cancelled and self.cancel():

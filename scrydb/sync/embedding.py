@@ -1,7 +1,8 @@
 """The embedding phase: embed every distinct chunk text that has no vector yet, then every
-chunk header (chunk/header.py) that has none (one transaction per EMBED_COMMIT texts, so a
-killed run resumes), and keep the vectors that lost their chunks for reuse (branch
-switches, undos) up to ``orphan_keep``."""
+chunk header (chunk/header.py) and window of a long chunk (chunk/windows.py) that has
+none (one transaction per EMBED_COMMIT texts, so a killed run resumes), and keep the
+vectors that lost their chunks for reuse (branch switches, undos) up to
+``orphan_keep``."""
 
 from __future__ import annotations
 
@@ -12,19 +13,26 @@ from typing import Any
 import numpy as np
 
 from scrydb.chunk.header import HEADER_VERSION, header
+from scrydb.chunk.windows import WINDOWS_VERSION, window_texts
 from scrydb.embed import Embedder
 from scrydb.sync.base import (
+    BODY,
     EMBED_COMMIT,
     EMBED_PAGE,
+    HEAD,
     RATE_MIN_TEXTS,
+    WINDOW,
     Phase,
     head_hash,
+    window_hash,
 )
 from scrydb.sync.models import ModelSwitch
 
-#: A chunk whose body or header waits for a vector.
+#: A chunk whose body, header or a window waits for a vector.
 PENDING_SQL = (
-    "SELECT 1 FROM chunks WHERE emb_id IS NULL OR (head_hash != '' AND head_emb_id IS NULL) LIMIT 1"
+    "SELECT EXISTS (SELECT 1 FROM chunks WHERE emb_id IS NULL "
+    "OR (head_hash != '' AND head_emb_id IS NULL)) "
+    "OR EXISTS (SELECT 1 FROM chunk_windows WHERE emb_id IS NULL)"
 )
 
 
@@ -46,7 +54,8 @@ class EmbeddingPhase(Phase):
             c = s.conn
             used = (
                 "(EXISTS (SELECT 1 FROM chunks WHERE chunks.emb_id = embeddings.id) "
-                "OR EXISTS (SELECT 1 FROM chunks WHERE chunks.head_emb_id = embeddings.id))"
+                "OR EXISTS (SELECT 1 FROM chunks WHERE chunks.head_emb_id = embeddings.id) "
+                "OR EXISTS (SELECT 1 FROM chunk_windows w WHERE w.emb_id = embeddings.id))"
             )
             c.execute(
                 f"UPDATE embeddings SET orphaned_at = NULL WHERE orphaned_at IS NOT NULL AND {used}"
@@ -68,6 +77,7 @@ class EmbeddingPhase(Phase):
                 c.executemany("DELETE FROM vec_bit WHERE rowid = ?", drop)
                 c.executemany("DELETE FROM embeddings WHERE id = ?", drop)
                 c.executemany("UPDATE chunks SET head_emb_id = NULL WHERE head_emb_id = ?", drop)
+                c.executemany("UPDATE chunk_windows SET emb_id = NULL WHERE emb_id = ?", drop)
                 s.bump("vec_epoch")
         self.report.vectors_pruned += len(drop)
 
@@ -95,7 +105,10 @@ class EmbeddingPhase(Phase):
             "SELECT count(DISTINCT head_hash) FROM chunks "
             "WHERE head_hash != '' AND head_emb_id IS NULL"
         )
-        return (bodies or 0) + (heads or 0)
+        windows = s.scalar(
+            "SELECT count(DISTINCT text_hash) FROM chunk_windows WHERE emb_id IS NULL"
+        )
+        return (bodies or 0) + (heads or 0) + (windows or 0)
 
     def derive_heads(self) -> None:
         """Give every chunk its header hash ('' when it has none, or ``[index]
@@ -122,6 +135,37 @@ class EmbeddingPhase(Phase):
             with s.transaction():
                 s.conn.executemany("UPDATE chunks SET head_hash = ? WHERE id = ?", rows)
 
+    def derive_windows(self) -> None:
+        """Give every chunk its windows (chunk/windows.py; none for most chunks, and none
+        when ``[index] window_vectors`` is off). Cheap (text only, no model); a changed
+        rule or setting derives them again (their old vectors are kept for reuse like any
+        unreferenced vector)."""
+        s = self.store
+        on = self.config.index.window_vectors
+        recipe = WINDOWS_VERSION if on else "off"
+        if s.meta("window_text") != recipe:
+            with s.transaction():
+                s.conn.execute("DELETE FROM chunk_windows")
+                s.conn.execute("UPDATE chunks SET windows = NULL WHERE windows IS NOT NULL")
+                s.set_meta("window_text", recipe)
+        for page in self._pages("c.windows IS NULL"):
+            if self._cancelled():
+                break
+            rows: list[tuple[int, int, str]] = []
+            counts: list[tuple[int, int]] = []
+            for cid, _path, _sym, _kind, content, _h, _hh in page:
+                texts = window_texts(content) if on else []
+                rows.extend((cid, seq, window_hash(t)) for seq, t in enumerate(texts))
+                counts.append((len(texts), cid))
+            with s.transaction():
+                s.conn.executemany(
+                    "DELETE FROM chunk_windows WHERE chunk_id = ?", [(cid,) for _, cid in counts]
+                )
+                s.conn.executemany(
+                    "INSERT INTO chunk_windows(chunk_id, seq, text_hash) VALUES (?, ?, ?)", rows
+                )
+                s.conn.executemany("UPDATE chunks SET windows = ? WHERE id = ?", counts)
+
     def _pages(self, where: str) -> Iterator[list[tuple[Any, ...]]]:
         """Pages of (id, path, symbol, kind, content, text_hash, head_hash) of the chunks
         matching ``where``, by id: keyset pages over the primary key, no scan or sort of
@@ -139,27 +183,52 @@ class EmbeddingPhase(Phase):
             last_id = page[-1][0]
             yield page
 
-    def _pending_pages(self) -> Iterator[tuple[dict[str, str], bool]]:
-        """Pages of pending texts (hash -> text to embed) and whether they are headers:
-        chunk bodies first (the dense leg needs them most), then headers."""
+    def _window_pages(self, where: str) -> Iterator[list[tuple[Any, ...]]]:
+        """Pages of (chunk id, seq, text_hash, path, symbol, content) of the windows
+        matching ``where`` (keyset pages, as :meth:`_pages`)."""
+        last = (0, -1)
+        while True:
+            page = self.store.rows(
+                "SELECT w.chunk_id, w.seq, w.text_hash, f.path, c.symbol, c.content "
+                "FROM chunk_windows w JOIN chunks c ON c.id = w.chunk_id "
+                f"JOIN files f ON f.id = c.file_id WHERE {where} AND (w.chunk_id, w.seq) > (?, ?) "
+                "ORDER BY w.chunk_id, w.seq LIMIT ?",
+                (*last, EMBED_PAGE),
+            )
+            if not page:
+                return
+            last = (page[-1][0], page[-1][1])
+            yield page
+
+    def _pending_pages(self) -> Iterator[tuple[dict[str, str], str]]:
+        """Pages of pending texts (hash -> text to embed) and what they are (BODY, HEAD,
+        WINDOW): chunk bodies first (the dense leg needs them most), then headers, then
+        windows."""
         for page in self._pages("c.emb_id IS NULL"):
             texts: dict[str, str] = {}
             for _cid, path, sym, _kind, content, h, _hh in page:
                 if h not in texts:
                     texts[h] = self.body_text(path, sym, content)
-            yield texts, False
+            yield texts, BODY
         for page in self._pages("c.head_emb_id IS NULL AND c.head_hash != ''"):
             texts = {}
             for _cid, path, sym, kind, content, _h, hh in page:
                 if hh not in texts:
                     texts[hh] = self.head_text(path, sym, kind, content)
-            yield texts, True
+            yield texts, HEAD
+        for wpage in self._window_pages("w.emb_id IS NULL"):
+            texts = {}
+            for _cid, seq, wh, path, sym, content in wpage:
+                if wh not in texts:
+                    texts[wh] = self.window_text(path, sym, content, seq)
+            yield {h: t for h, t in texts.items() if t}, WINDOW
 
     def embed_pending(self) -> None:
         """Embed every distinct pending chunk text and header, one transaction per
         EMBED_COMMIT."""
         s = self.store
         self.derive_heads()
+        self.derive_windows()
         if s.meta("next_embedder") is not None:
             self.switch.embed_all()
             return
@@ -172,9 +241,9 @@ class EmbeddingPhase(Phase):
         self.progress("embed", 0, total)
         calls = rate_texts = 0
         rate_s = 0.0
-        # The recorded rate is bodies per second of all embedding, headers included: what
-        # an estimate of a first index (chunks / rate) needs.
-        for texts, heads in self._pending_pages():
+        # The recorded rate is bodies per second of all embedding, headers and windows
+        # included: what an estimate of a first index (chunks / rate) needs.
+        for texts, kind in self._pending_pages():
             if self._cancelled():
                 break
             known = self._lookup_embeddings(texts)
@@ -192,22 +261,20 @@ class EmbeddingPhase(Phase):
                 t0 = time.perf_counter()
                 vecs = emb.embed_documents([t for _, t in part])
                 if calls:  # the first call may include loading the model
-                    rate_texts += 0 if heads else len(part)
+                    rate_texts += len(part) if kind == BODY else 0
                     rate_s += time.perf_counter() - t0
                 calls += 1
                 self._store_vectors([h for h, _ in part], vecs)
                 done += len(part)
-                if heads:
-                    self.report.headers_embedded += len(part)
-                else:
-                    self.report.texts_embedded += len(part)
+                self.count_embedded(kind, len(part))
                 self.progress("embed", done, max(total, done))
         if rate_texts >= RATE_MIN_TEXTS and rate_s > 0:
             self.report.embed_rate = rate_texts / rate_s
 
     def _link(self, pairs: list[tuple[str, int]]) -> None:
-        """Point the chunks whose body or header has a hash at that hash's vector (inside
-        a transaction). Body and header hashes never collide (``head_hash``)."""
+        """Point the chunks whose body, header or window has a hash at that hash's vector
+        (inside a transaction). The three kinds' hashes never collide (``head_hash``,
+        ``window_hash``)."""
         c = self.store.conn
         c.executemany(
             "UPDATE chunks SET emb_id = ? WHERE text_hash = ? AND emb_id IS NULL",
@@ -215,6 +282,10 @@ class EmbeddingPhase(Phase):
         )
         c.executemany(
             "UPDATE chunks SET head_emb_id = ? WHERE head_hash = ? AND head_emb_id IS NULL",
+            [(eid, h) for h, eid in pairs],
+        )
+        c.executemany(
+            "UPDATE chunk_windows SET emb_id = ? WHERE text_hash = ? AND emb_id IS NULL",
             [(eid, h) for h, eid in pairs],
         )
         # A kept orphan linked again (a header comes back after an undo) is in use.

@@ -9,8 +9,11 @@ import numpy as np
 
 from scrydb.errors import ScryError
 from scrydb.sync.base import (
+    BODY,
     EMBED_COMMIT,
     EMBED_PAGE,
+    HEAD,
+    WINDOW,
     Phase,
     embed_config_json,
     embed_recipe,
@@ -117,8 +120,8 @@ class ModelSwitch(Phase):
             s.set_meta("embed_config", cfg)
 
     def embed_all(self) -> None:
-        """A model change under way: embed every distinct chunk text and header with the
-        new model into ``vec_next`` (one transaction per EMBED_COMMIT; a killed run
+        """A model change under way: embed every distinct chunk text, header and window
+        with the new model into ``vec_next`` (one transaction per EMBED_COMMIT; a killed run
         resumes), then switch to the new vectors in one transaction."""
         s = self.store
         emb = self.embedder()
@@ -130,25 +133,41 @@ class ModelSwitch(Phase):
             "FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.head_hash != '' AND "
             "NOT EXISTS (SELECT 1 FROM vec_next n WHERE n.text_hash = c.head_hash)"
         )
-        total = (s.scalar(f"SELECT count(DISTINCT c.text_hash) {bodies}") or 0) + (
-            s.scalar(f"SELECT count(DISTINCT c.head_hash) {heads}") or 0
+        windows = (
+            "FROM chunk_windows w JOIN chunks c ON c.id = w.chunk_id "
+            "JOIN files f ON f.id = c.file_id WHERE NOT EXISTS "
+            "(SELECT 1 FROM vec_next n WHERE n.text_hash = w.text_hash)"
+        )
+        total = (
+            (s.scalar(f"SELECT count(DISTINCT c.text_hash) {bodies}") or 0)
+            + (s.scalar(f"SELECT count(DISTINCT c.head_hash) {heads}") or 0)
+            + (s.scalar(f"SELECT count(DISTINCT w.text_hash) {windows}") or 0)
         )
         self.progress("embed", 0, total)
         done = 0
         while not self._cancelled():
             texts: dict[str, str] = {}
-            heads_page = False
+            kind = BODY
             for h, content, sym, path in s.rows(
                 f"SELECT c.text_hash, c.content, c.symbol, f.path {bodies} LIMIT ?", (EMBED_PAGE,)
             ):
                 texts.setdefault(h, self.body_text(path, sym, content))
             if not texts:
-                heads_page = True
-                for h, content, sym, kind, path in s.rows(
+                kind = HEAD
+                for h, content, sym, ckind, path in s.rows(
                     f"SELECT c.head_hash, c.content, c.symbol, c.kind, f.path {heads} LIMIT ?",
                     (EMBED_PAGE,),
                 ):
-                    texts.setdefault(h, self.head_text(path, sym, kind, content))
+                    texts.setdefault(h, self.head_text(path, sym, ckind, content))
+            if not texts:
+                kind = WINDOW
+                for h, content, sym, path, seq in s.rows(
+                    f"SELECT w.text_hash, c.content, c.symbol, f.path, w.seq {windows} LIMIT ?",
+                    (EMBED_PAGE,),
+                ):
+                    # A window whose text is gone (cannot happen under the writer lock)
+                    # still gets a vector, so the loop ends.
+                    texts.setdefault(h, self.window_text(path, sym, content, seq) or path)
             if not texts:
                 break
             items = sorted(texts.items(), key=lambda it: len(it[1]))
@@ -166,10 +185,7 @@ class ModelSwitch(Phase):
                         ],
                     )
                 done += len(part)
-                if heads_page:
-                    self.report.headers_embedded += len(part)
-                else:
-                    self.report.texts_embedded += len(part)
+                self.count_embedded(kind, len(part))
                 self.progress("embed", done, max(total, done))
         if not self._cancelled():
             self._switch_vectors()
@@ -178,12 +194,19 @@ class ModelSwitch(Phase):
         """Replace the old model's vectors by the complete new set, in one transaction."""
         s = self.store
         with s.transaction():
-            if s.scalar(
-                "SELECT 1 FROM chunks c WHERE NOT EXISTS "
-                "(SELECT 1 FROM vec_next n WHERE n.text_hash = c.text_hash) LIMIT 1"
-            ) or s.scalar(
-                "SELECT 1 FROM chunks c WHERE c.head_hash != '' AND NOT EXISTS "
-                "(SELECT 1 FROM vec_next n WHERE n.text_hash = c.head_hash) LIMIT 1"
+            if (
+                s.scalar(
+                    "SELECT 1 FROM chunks c WHERE NOT EXISTS "
+                    "(SELECT 1 FROM vec_next n WHERE n.text_hash = c.text_hash) LIMIT 1"
+                )
+                or s.scalar(
+                    "SELECT 1 FROM chunks c WHERE c.head_hash != '' AND NOT EXISTS "
+                    "(SELECT 1 FROM vec_next n WHERE n.text_hash = c.head_hash) LIMIT 1"
+                )
+                or s.scalar(
+                    "SELECT 1 FROM chunk_windows w WHERE NOT EXISTS "
+                    "(SELECT 1 FROM vec_next n WHERE n.text_hash = w.text_hash) LIMIT 1"
+                )
             ):
                 return  # not complete (cannot happen under the writer lock)
             dim = int(s.meta("next_dim") or 0)
@@ -195,7 +218,8 @@ class ModelSwitch(Phase):
                 "INSERT INTO embeddings(id, text_hash) SELECT ? + row_number() OVER "
                 "(ORDER BY text_hash), text_hash FROM vec_next "
                 "WHERE text_hash IN (SELECT text_hash FROM chunks "
-                "UNION SELECT head_hash FROM chunks WHERE head_hash != '')",
+                "UNION SELECT head_hash FROM chunks WHERE head_hash != '' "
+                "UNION SELECT text_hash FROM chunk_windows)",
                 (seq,),
             )
             c.execute(
@@ -211,6 +235,10 @@ class ModelSwitch(Phase):
                 "(SELECT e.id FROM embeddings e WHERE e.text_hash = chunks.text_hash), "
                 "head_emb_id = "
                 "(SELECT e.id FROM embeddings e WHERE e.text_hash = chunks.head_hash)"
+            )
+            c.execute(
+                "UPDATE chunk_windows SET emb_id = "
+                "(SELECT e.id FROM embeddings e WHERE e.text_hash = chunk_windows.text_hash)"
             )
             s.set_meta("emb_seq", str(seq + (s.scalar("SELECT count(*) FROM embeddings") or 0)))
             s.clear_next_vectors()

@@ -395,7 +395,7 @@ def describe(report: SyncReport) -> str:
     if report.rebuilt:
         parts.append(f"rebuilt ({report.rebuilt})")
     files = report.files_added + report.files_changed + report.files_deleted
-    embedded = report.texts_embedded + report.headers_embedded
+    embedded = report.texts_embedded + report.headers_embedded + report.windows_embedded
     if files or report.chunks_written or not embedded:  # (not embedding alone)
         parts.append(
             f"{report.files_added} new, {report.files_changed} changed, "
@@ -406,6 +406,8 @@ def describe(report: SyncReport) -> str:
         parts.append(f"{report.texts_embedded} embedded")
     if report.headers_embedded:
         parts.append(f"{report.headers_embedded} headers embedded")
+    if report.windows_embedded:
+        parts.append(f"{report.windows_embedded} windows embedded")
     if report.pending:
         parts.append(f"{report.pending} waiting for embeddings")
     parts.append(f"{report.seconds:.2f}s")
