@@ -153,6 +153,11 @@ def test_dense_leg_finds_a_chunk_by_its_window(tmp_path: Path) -> None:
         res = ix.search("zebra quantum", mode="dense", k=3, explain=True)
         assert res[0].path == "pkg/long.py" and "zebra_quantum" in res[0].snippet
         assert res[0].explain and res[0].explain["cosine"] > 0.3
+        # Filters hold for windows too: in the directory it is found, outside it never.
+        inside = ix.search("zebra quantum", path="pkg", mode="dense", k=3)
+        assert inside[0].path == "pkg/long.py"
+        outside = ix.search("zebra quantum", path="pkg/short.py", mode="dense", k=3)
+        assert outside and all(h.path == "pkg/short.py" for h in outside)
     off = Config()
     off.index.embed_max_chars = VIEW_CHARS
     off.index.window_vectors = False

@@ -23,6 +23,7 @@ machine never stalls a query on a BLAS worker thread (measured on 2 shared cores
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 
 import apsw
 import numpy as np
@@ -219,6 +220,17 @@ class VectorIndex:
         if pos < len(self.ids) and self.ids[pos] == emb_id:
             return self.matrix[pos]
         return None
+
+    def cosines(self, emb_ids: Iterable[int], qvec: np.ndarray) -> dict[int, float]:
+        """Cosine with ``qvec`` of each given embedding id that has a stored vector, in one
+        gather and product (the ids a search needs beyond its nearest)."""
+        want = np.fromiter(emb_ids, dtype=np.int64)
+        if not len(want) or not len(self.ids):
+            return {}
+        pos = np.minimum(np.searchsorted(self.ids, want), len(self.ids) - 1)
+        found = self.ids[pos] == want
+        scores = np.einsum("ij,j->i", self.matrix[pos[found]], qvec)
+        return dict(zip(want[found].tolist(), scores.tolist(), strict=True))
 
     def mask(self, emb_ids: np.ndarray) -> np.ndarray:
         """Boolean row mask of the given embedding ids."""
