@@ -1,4 +1,5 @@
-"""Probe: extra "window" vectors for chunks longer than the model's view (not built yet).
+"""Probe: extra "window" vectors for chunks longer than the model's view (since built:
+scrydb/chunk/windows.py; this probe turns the built ones off and adds its own).
 
 A chunk's body vector sees its first 256 tokens (the header line and about 800 characters
 of code); on the golden sets' corpora half the chunks are longer. This probe embeds, for
@@ -195,7 +196,8 @@ def main() -> int:
         install(windows)
     report = run_sets(
         args.cases,
-        f'[embed]\nmodel = "{args.model}"\n[search]\nfusion = "{args.fusion}"\n',
+        f'[embed]\nmodel = "{args.model}"\n[search]\nfusion = "{args.fusion}"\n'
+        "[index]\nwindow_vectors = false\n",  # the shipped windows off: the probe adds its own
         args.db_dir,
         args.half,
     )
