@@ -308,8 +308,8 @@ class SearchEngine:
         for cid, eid, hid in rows:
             score = _body_score(known, eid, hid)
             window = windows.get(cid)
-            if window is not None and (score is None or window > score):
-                score = window
+            if window is not None:
+                score = rank.with_window(score, window)
             if score is not None:
                 scored.append((score, cid))
         scored.sort(reverse=True)
