@@ -82,6 +82,11 @@ def test_windows_are_stored_linked_and_reused(tmp_path: Path) -> None:
         assert st.vectors == s.scalar("SELECT count(DISTINCT text_hash) FROM chunks")
         again = ix.sync()
         assert again.windows_embedded == again.texts_embedded == 0
+        # A full rebuild (`scry index --full`) starts from nothing, windows included.
+        full = ix.sync(full=True)
+        assert full.windows_embedded == len(rows)
+        assert s.scalar("SELECT count(*) FROM chunk_windows WHERE emb_id IS NULL") == 0
+        assert s.scalar("SELECT count(*) FROM chunk_windows") == len(rows)
 
 
 def test_an_edit_past_the_windows_reembeds_the_body_only(tmp_path: Path) -> None:

@@ -47,6 +47,7 @@ class LexicalPhase(Phase):
         c = self.store.conn
         c.execute("DELETE FROM chunks_fts")
         c.execute("DELETE FROM symbols")
+        c.execute("DELETE FROM chunk_windows")  # (the cascade would, row by row)
         c.execute("DELETE FROM chunks")
         c.execute("DELETE FROM files")
         c.execute("DELETE FROM skipped")
