@@ -13,6 +13,8 @@ from synth_repo import FakeEmbedder
 import scrydb
 from scrydb.chunk.windows import MAX_WINDOWS, VIEW_CHARS, window_spans, window_texts
 from scrydb.config import Config
+from scrydb.results import Hit
+from scrydb.search.hits import make_hit
 
 
 def _long_function(name: str, lines: int, topic: str = "value") -> str:
@@ -158,6 +160,7 @@ def test_dense_leg_finds_a_chunk_by_its_window(tmp_path: Path) -> None:
         res = ix.search("zebra quantum", mode="dense", k=3, explain=True)
         assert res[0].path == "pkg/long.py" and "zebra_quantum" in res[0].snippet
         assert res[0].explain and res[0].explain["cosine"] > 0.3
+        assert res[0].explain["cosine_from_window"] is not None
         # Filters hold for windows too: in the directory it is found, outside it never.
         inside = ix.search("zebra quantum", path="pkg", mode="dense", k=3)
         assert inside[0].path == "pkg/long.py"
@@ -188,3 +191,22 @@ def test_model_change_reembeds_the_windows(tmp_path: Path) -> None:
         assert len(ids) == n and all(
             s.scalar("SELECT 1 FROM vec_float WHERE rowid = ?", (i,)) for i in ids
         )
+
+
+def test_snippet_centres_on_the_matched_window_when_no_line_matches() -> None:
+    """A long chunk found by a window shows that window's lines, not its first ones, when
+    no line holds a query word (a paraphrase); a line that does still wins."""
+    content = _long_function("crunch", 200)
+    a, b = window_spans(content)[2]
+    first, last = content.count("\n", 0, a) + 1, content.count("\n", 0, b) + 1
+
+    def hit(words: set[str], window: int | None) -> Hit:
+        return make_hit(
+            "pkg/long.py", 1, 201, "python", "function", "crunch", 1.0, content, 1,
+            words=words, window=window,
+        )  # fmt: skip
+
+    assert first <= hit({"unrelated"}, 2).anchor_line <= last
+    assert hit({"unrelated"}, None).anchor_line < first
+    # A line holding a query word keeps the snippet where it would be without windows.
+    assert hit({"transform"}, 2).anchor_line == hit({"transform"}, None).anchor_line < first

@@ -141,6 +141,7 @@ class SearchEngine:
                     c.chunk_id,
                     words=qwords,
                     names=named,
+                    window=c.window,
                     explain=c.explain() if explain else None,
                 )
             )
@@ -286,13 +287,14 @@ class SearchEngine:
         # The files table only for a filter (the join costs ~0.4 ms on 300 ids).
         files = "JOIN files f ON f.id = c.file_id " if filt.active else ""
         marks = ",".join("?" * len(cos))
-        windows: dict[int, float] = {}
-        for cid, wid in s.rows(
-            "SELECT w.chunk_id, w.emb_id FROM chunk_windows w JOIN chunks c ON c.id = w.chunk_id "
-            f"{files}WHERE w.emb_id IN ({marks}) {where}",
+        windows: dict[int, tuple[float, int]] = {}  # chunk -> (best window cosine, its seq)
+        for cid, wid, seq in s.rows(
+            "SELECT w.chunk_id, w.emb_id, w.seq FROM chunk_windows w "
+            f"JOIN chunks c ON c.id = w.chunk_id {files}WHERE w.emb_id IN ({marks}) {where}",
             (*cos.keys(), *params),
         ):
-            windows[cid] = max(windows.get(cid, -2.0), cos[wid])
+            if cid not in windows or cos[wid] > windows[cid][0]:
+                windows[cid] = (cos[wid], seq)
         wmarks = ",".join("?" * len(windows))
         rows = s.rows(
             f"SELECT c.id, c.emb_id, c.head_emb_id FROM chunks c {files}"
@@ -306,16 +308,18 @@ class SearchEngine:
         known = {**cos, **self.vectors.cosines(missing, qvec)} if missing else cos
         scored = []
         for cid, eid, hid in rows:
-            score = _body_score(known, eid, hid)
-            window = windows.get(cid)
-            if window is not None:
-                score = rank.with_window(score, window)
+            body = _body_score(known, eid, hid)
+            score, seq = body, None
+            if cid in windows:
+                score = rank.with_window(body, windows[cid][0])
+                if score != body:
+                    seq = windows[cid][1]
             if score is not None:
-                scored.append((score, cid))
-        scored.sort(reverse=True)
-        for r, (score, cid) in enumerate(scored[:pool], 1):
+                scored.append((score, cid, seq))
+        scored.sort(key=lambda t: (t[0], t[1]), reverse=True)
+        for r, (score, cid, seq) in enumerate(scored[:pool], 1):
             c = cands.setdefault(cid, rank.Candidate(cid))
-            c.dense_rank, c.dense_score = r, score
+            c.dense_rank, c.dense_score, c.window = r, score, seq
         return True
 
     # -- ranker evidence ---------------------------------------------------------------

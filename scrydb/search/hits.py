@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from scrydb.chunk.windows import window_spans
 from scrydb.results import Hit
-from scrydb.search.snippet import make_snippet
+from scrydb.search.snippet import best_line, make_snippet
 
 
 def make_hit(
@@ -22,13 +23,20 @@ def make_hit(
     *,
     words: set[str],
     names: set[str] | None = None,
+    window: int | None = None,
     explain: dict[str, Any] | None = None,
 ) -> Hit:
     """A hit for a chunk; the snippet centres on a line holding ``names`` (symbols the
-    query named, the chunk's own name) or the most query ``words``."""
+    query named, the chunk's own name) or the most query ``words``; but where no line holds
+    a query word or a named symbol and the dense leg matched a ``window`` of the chunk
+    (chunk/windows.py), on that window."""
     own = {symbol.split(".")[-1]} if symbol else set()
     snip = make_snippet(
-        content, start_line, words, names | own if names is not None else own or None
+        content,
+        start_line,
+        words,
+        names | own if names is not None else own or None,
+        focus=_window_focus(content, window, words, names) if window is not None else None,
     )
     return Hit(
         path=path,
@@ -45,3 +53,14 @@ def make_hit(
         chunk_id=chunk_id,
         explain=explain,
     )
+
+
+def _window_focus(content: str, window: int, words: set[str], names: set[str] | None) -> int | None:
+    """The middle line of window ``window`` of a chunk, unless some line matches the
+    query's words or named symbols (the chunk's own name does not count: its definition
+    line would always win)."""
+    spans = window_spans(content)
+    if window >= len(spans) or best_line(content.split("\n"), words, names or None)[1] > 0:
+        return None
+    a, b = spans[window]
+    return content.count("\n", 0, (a + b) // 2)

@@ -135,6 +135,8 @@ class Candidate:
     #: (kind, qualname) of the definition a symbol vote found in this chunk: it names
     #: the hit when the chunk holds several peers (``symbol`` ``"A, B"``)
     matched: tuple[str, str] | None = None
+    #: the window (chunk/windows.py, its seq) whose cosine gave the dense score, if one did
+    window: int | None = None
     score: float = 0.0
     # filled from the chunks table before path signals and diversity
     path: str = ""
@@ -161,6 +163,8 @@ class Candidate:
             "factors": {k: round(v, 3) for k, v in self.factors.items()},
             "score": round(self.score, 6),
         }
+        if self.window is not None:
+            out["cosine_from_window"] = self.window
         if self.rerank_score is not None:
             out["rerank"] = round(self.rerank_score, 4)
             out["rerank_rank"] = self.rerank_rank

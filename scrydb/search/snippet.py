@@ -42,16 +42,17 @@ def make_snippet(
     query_words: set[str],
     symbols: set[str] | None = None,
     radius: int = SNIPPET_RADIUS,
+    focus: int | None = None,
 ) -> Snippet:
-    """Cut a snippet out of ``content`` (a chunk starting at ``start_line``)."""
+    """Cut a snippet out of ``content`` (a chunk starting at ``start_line``) around its
+    best line, or around ``focus`` (a line index in the chunk) when that is given."""
     lines = content.split("\n")
-    best, best_score = 0, -1.0
-    for i, line in enumerate(lines):
-        s = _line_score(line, query_words, symbols)
-        if s > best_score:
-            best, best_score = i, s
-    if best_score <= 0:
-        best = _first_code_line(lines)
+    if focus is not None and 0 <= focus < len(lines):
+        best = focus
+    else:
+        best, best_score = best_line(lines, query_words, symbols)
+        if best_score <= 0:
+            best = _first_code_line(lines)
     if len(lines) <= 2 * radius + 1:
         lo, hi = 0, len(lines)
     else:
@@ -65,6 +66,18 @@ def make_snippet(
         or any(c is not line for c, line in zip(cut, lines[lo:hi], strict=True))
     )
     return Snippet("\n".join(cut), start_line + best, start_line + lo, truncated)
+
+
+def best_line(
+    lines: list[str], query_words: set[str], symbols: set[str] | None
+) -> tuple[int, float]:
+    """(index, score) of the line that matches the query best (the first of equals)."""
+    best, best_score = 0, -1.0
+    for i, line in enumerate(lines):
+        s = _line_score(line, query_words, symbols)
+        if s > best_score:
+            best, best_score = i, s
+    return best, best_score
 
 
 def _line_score(line: str, query_words: set[str], symbols: set[str] | None) -> float:
