@@ -224,8 +224,8 @@ class EmbeddingPhase(Phase):
             yield {h: t for h, t in texts.items() if t}, WINDOW
 
     def embed_pending(self) -> None:
-        """Embed every distinct pending chunk text and header, one transaction per
-        EMBED_COMMIT."""
+        """Embed every distinct pending chunk text, header and window, one transaction
+        per EMBED_COMMIT."""
         s = self.store
         self.derive_heads()
         self.derive_windows()
