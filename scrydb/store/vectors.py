@@ -225,8 +225,8 @@ class VectorIndex:
         return None
 
     def cosines(self, emb_ids: Iterable[int], qvec: np.ndarray) -> dict[int, float]:
-        """Cosine with ``qvec`` of each given embedding id that has a stored vector, in one
-        gather and product (the ids a search needs beyond its nearest)."""
+        """Cosine with ``qvec`` of each given embedding id that has a stored vector (the ids
+        a search needs beyond its nearest), GATHER_BLOCK rows per product."""
         want = np.fromiter(emb_ids, dtype=np.int64)
         if not len(want) or not len(self.ids):
             return {}

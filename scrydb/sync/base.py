@@ -14,7 +14,7 @@ from pathlib import Path
 from scrydb import tokens
 from scrydb.chunk import CHUNKER_VERSION, Chunk
 from scrydb.chunk.header import header_text
-from scrydb.chunk.windows import window_spans
+from scrydb.chunk.windows import window_texts
 from scrydb.config import Config
 from scrydb.embed import Embedder
 from scrydb.store import Store
@@ -264,11 +264,8 @@ class Phase:
     def window_text(self, path: str, symbol: str | None, content: str, seq: int) -> str:
         """What is embedded for window ``seq`` of a chunk: its context line, then the
         window's text ("" when the chunk has no such window any more)."""
-        spans = window_spans(content)
-        if seq >= len(spans):
-            return ""
-        a, b = spans[seq]
-        return embed_header(self.repo_name, path, symbol) + content[a:b]
+        texts = window_texts(content)
+        return embed_header(self.repo_name, path, symbol) + texts[seq] if seq < len(texts) else ""
 
     @staticmethod
     def head_text(path: str, symbol: str | None, kind: str, content: str) -> str:
