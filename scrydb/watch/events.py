@@ -26,8 +26,8 @@ TICK_S = 0.1
 #: Seconds between tries while another process holds the writer lock.
 LOCKED_RETRY_S = 1.0
 #: Texts per model call in the embedding phase, which gives way to new file events
-#: between two calls: about 0.5 s of the packaged model on 2 cores (and as fast per text
-#: as its default batch, see ``scrydb.embed.local.DOC_BATCH``).
+#: between two calls: about 0.5 s of the packaged model on 2 cores (two forward passes of
+#: ``scrydb.embed.local.DOC_BATCH``).
 EMBED_SLICE = 16
 #: Most vectors an abandoned embedding batch keeps for the next one.
 KEEP_MAX = 4096
