@@ -34,6 +34,15 @@ def test_natural_language_question_top3(sample_index: scrydb.Index) -> None:
     ]
 
 
+def test_question_openings_do_not_reach_the_query_vector(sample_index: scrydb.Index) -> None:
+    eng = sample_index.engine
+    asked = eng.query_vector("how does the server look up a user by id?")
+    stated = eng.query_vector("server look up a user by id")
+    assert float(asked @ stated) > 0.9999  # one embedding, shared by both phrasings
+    raw = sample_index.embedder().embed_query("how does the server look up a user by id?")
+    assert float(asked @ raw) < 0.999  # really not the question's own vector
+
+
 def test_location_question_finds_entry_point(sample_index: scrydb.Index) -> None:
     hits = _top(sample_index, "where does the command line program start", k=3)
     assert any(h.path in ("app/cli.py", "pyproject.toml") for h in hits), [h.location for h in hits]

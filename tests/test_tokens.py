@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from scrydb import tokens
-from scrydb.search.query import analyse, fts_terms
+from scrydb.search.query import analyse, dense_text, fts_terms
 
 
 def test_split_identifier_cases() -> None:
@@ -60,3 +60,28 @@ def test_stop_words_dropped_but_not_identifiers() -> None:
     assert "the" not in q.terms and "where" not in q.terms
     assert "retry" in q.terms and "backoff" in q.terms
     assert analyse("how is get_user handled").terms.count("get_user") == 1
+
+
+def test_dense_text_drops_question_openings() -> None:
+    cases = {
+        "how does the client retry a failed request?": "client retry a failed request",
+        "Where is the retry backoff computed": "retry backoff computed",
+        "how are argument completions produced": "argument completions produced",
+        "what is a Router": "Router",
+        "which flag names are offered first": "flag names are offered first",
+        "what happens when  the socket closes": "happens when the socket closes",
+        # no auxiliary verb after how / when: a measure or a condition, kept whole
+        "how long do we wait before trying again": "how long do we wait before trying again",
+        "when text is wrapped": "when text is wrapped",
+        # "another" is not the article "an"; "however" is not "how"
+        "how does another worker start": "another worker start",
+        "however it fails": "however it fails",
+        # identifiers, keywords and a bare question word are untouched
+        "UserRepository": "UserRepository",
+        "retry backoff": "retry backoff",
+        "how": "how",
+        "what is": "what is",
+        "how does it work": "how does it work",
+    }
+    for query, want in cases.items():
+        assert dense_text(query) == want, query

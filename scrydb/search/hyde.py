@@ -24,6 +24,7 @@ from scrydb.config import ChatConfig
 from scrydb.embed import Embedder, normalise
 from scrydb.embed.http import EndpointError, auth_headers, endpoint_url, post_json
 from scrydb.errors import ScryError
+from scrydb.search.query import dense_text
 
 if TYPE_CHECKING:
     from scrydb.results import Results
@@ -119,5 +120,5 @@ def hyde_vector(
     hvec = emb.embed_documents([code])[0]
     if cfg.hyde_embed == "code":
         return hvec
-    qvec = emb.embed_query(text)
+    qvec = emb.embed_query(dense_text(text))  # as the plain query vector
     return normalise(qvec + hvec)[0]

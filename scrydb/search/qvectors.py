@@ -16,6 +16,7 @@ import numpy as np
 from scrydb.config import Config
 from scrydb.embed import Embedder
 from scrydb.results import Results
+from scrydb.search.query import dense_text
 from scrydb.store import BUSY_TIMEOUT_MS, Store
 
 #: Query vectors kept per process (and persisted in the ``query_cache`` table).
@@ -40,7 +41,8 @@ class QueryVectors:
         self._lock = threading.Lock()
 
     def vector(self, text: str, res: Results | None = None) -> np.ndarray:
-        """The query's vector: process cache, then the index's cache, then the model.
+        """The query's vector: process cache, then the index's cache, then the model, which
+        embeds the query without its opening question words (:func:`query.dense_text`).
 
         For a search (``res`` given) whose shape ``[chat] hyde`` expands, the vector is
         made from the chat model's hypothetical code (``scrydb.search.hyde``) and cached under a
@@ -52,7 +54,10 @@ class QueryVectors:
             from scrydb.search import hyde
 
             tag = hyde.cache_tag(self.config.chat, res.shape)
-        key = hashlib.blake2b(f"{emb.id}\0{tag}{text}".encode(), digest_size=16).hexdigest()
+        # Keyed by what is embedded: questions that differ only in their opening words
+        # share a vector (HyDE asks the chat model with the whole question).
+        keyed = text if tag else dense_text(text)
+        key = hashlib.blake2b(f"{emb.id}\0{tag}{keyed}".encode(), digest_size=16).hexdigest()
         with self._lock:
             if key in self._qcache:
                 self._qcache.move_to_end(key)
@@ -70,7 +75,7 @@ class QueryVectors:
             if tag and vec is None:
                 return self.vector(text)  # the chat model failed: plain query
             if vec is None:
-                vec = emb.embed_query(text)
+                vec = emb.embed_query(keyed)
             self._persist_query_vector(key, vec)
         with self._lock:
             self._qcache[key] = vec
