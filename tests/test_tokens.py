@@ -70,6 +70,10 @@ def test_dense_text_drops_question_openings() -> None:
         "what is a Router": "Router",
         "which flag names are offered first": "flag names are offered first",
         "what happens when  the socket closes": "happens when the socket closes",
+        "how do I register the server in my editor": "register the server in my editor",
+        "where can we change the timeout": "change the timeout",
+        "where's the retry logic?": "retry logic",
+        "What\u2019s a Router": "Router",
         # no auxiliary verb after how / when: a measure or a condition, kept whole
         "how long do we wait before trying again": "how long do we wait before trying again",
         "when text is wrapped": "when text is wrapped",

@@ -46,12 +46,15 @@ _QUESTION_START = re.compile(
     re.I,
 )
 #: A question's opening words, which the dense leg leaves out (see :func:`dense_text`):
-#: a question word with its auxiliary verb ("how does the", "where is", "why are"), or
-#: "what" / "which" alone ("which flag names ..."). "how long", "how many" and "when the"
-#: (a condition, not a question) stay.
+#: a question word with its auxiliary verb and the asker ("how does the", "where is",
+#: "how do I", "where can we"), a contraction ("where's the"), or "what" / "which" alone
+#: ("which flag names ..."). "how long", "how many" and "when the" (a condition, not a
+#: question) stay.
 _QUESTION_LEAD = re.compile(
     r"^(?:(?:how|where|what|which|why|when|who)\s+"
     r"(?:does|do|did|is|are|was|were|can|could|should|would|will|gets?)\s+"
+    r"(?:(?:i|we|you)\s+)?"
+    r"|(?:how|where|what|who)['\u2019]s\s+"
     r"|(?:what|which)\s+)"
     r"(?:(?:the|a|an)\s+)?",
     re.I,
@@ -133,7 +136,7 @@ def analyse(text: str) -> Query:
 
 def dense_text(text: str) -> str:
     """What the dense leg embeds for a query: the text without its opening question words
-    ("how does the", "where is", "what are") and a closing question mark.
+    ("how does the", "where is", "how do I", "what's the") and a closing question mark.
 
     The code model learned to match docstring summaries, which state what code does
     ("Compute the edit distance between two names"); a question's opening words match no
