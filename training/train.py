@@ -366,6 +366,13 @@ def main() -> int:
         help="another pairs file in train.jsonl's format (e.g. commits.jsonl); repeatable",
     )
     ap.add_argument("--extra-repeat", type=int, default=1, help="times each extra row is used")
+    ap.add_argument(
+        "--freeze-layers",
+        type=int,
+        default=0,
+        help="keep the embeddings and the first N transformer layers at the starting "
+        "weights: only the upper layers learn (steps are cheaper, the base's geometry stays)",
+    )
     ap.add_argument("--export-fp16", nargs=2, metavar=("SRC", "DEST"))
     args = ap.parse_args()
 
@@ -403,7 +410,13 @@ def main() -> int:
     # use); --max-seq only cuts the training batches
     model.max_seq_length = args.eval_max_seq
     loss_fn = MultipleNegativesRankingLoss(model, scale=args.scale)
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
+    if args.freeze_layers:
+        bert = model[0].auto_model
+        for part in (bert.embeddings, *bert.encoder.layer[: args.freeze_layers]):
+            for p in part.parameters():
+                p.requires_grad_(False)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(trainable, lr=args.lr, weight_decay=0.01)
     warm = max(1, int(args.warmup * total))
 
     def lr_at(s: int) -> float:
@@ -478,7 +491,7 @@ def main() -> int:
         loss = loss_fn(feats, None)
         opt.zero_grad()
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        torch.nn.utils.clip_grad_norm_(trainable, 1.0)
         opt.step()
         sched.step()
         step += 1
