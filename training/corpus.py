@@ -664,15 +664,20 @@ def summarize(lines: list[str]) -> tuple[str | None, str]:
         text.append(s)
     if not text:
         return None, "doc-params-only"
-    s = clean_text(" ".join(text))
-    parts = SENTENCE_END.split(s)
+    return lead_sentences(" ".join(text), short=30, cap=300), ""
+
+
+def lead_sentences(text: str, short: int, cap: int) -> str:
+    """The cleaned first sentence of `text`, plus the second when the first is under
+    `short` characters, cut at a word boundary to at most `cap` characters."""
+    parts = SENTENCE_END.split(clean_text(text))
     out = parts[0]
-    if len(out) < 30 and len(parts) > 1:
+    if len(out) < short and len(parts) > 1:
         out = out + " " + parts[1]
     out = out.strip()
-    if len(out) > 300:
-        out = out[:300].rsplit(" ", 1)[0]
-    return out, ""
+    if len(out) > cap:
+        out = out[:cap].rsplit(" ", 1)[0]
+    return out
 
 
 def reject_query(q: str, name: str) -> str | None:

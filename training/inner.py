@@ -92,14 +92,7 @@ def comment_query(raw: list[str], name: str) -> tuple[str | None, str]:
         return None, "inner-pragma"
     if re.search(r"https?:|www\.|\S+\.(?:html?|md)\b", " ".join(text)):
         return None, "inner-link"
-    q = corpus.clean_text(" ".join(text))
-    parts = corpus.SENTENCE_END.split(q)
-    out = parts[0]
-    if len(out) < 40 and len(parts) > 1:
-        out = out + " " + parts[1]
-    out = out.strip()
-    if len(out) > 200:
-        out = out[:200].rsplit(" ", 1)[0]
+    out = corpus.lead_sentences(" ".join(text), short=40, cap=200)
     why = corpus.reject_query(out, name)
     if why:
         return None, why.replace("doc-", "inner-")
