@@ -218,6 +218,39 @@ def test_declaration_prior_in_questions_only(tmp_path: Path) -> None:
         assert ident.kind == "class" and "declaration" not in (ident.explain or {})["factors"]
 
 
+def test_short_factor_by_shape() -> None:
+    assert rank.short_factor(3, "question") < rank.short_factor(12, "question") < 1.0
+    assert rank.short_factor(int(rank.SHORT_LINES), "question") == 1.0
+    assert rank.short_factor(3, "location") > rank.short_factor(3, "question")
+    for shape in ("statement", "identifier", "keyword"):
+        assert rank.short_factor(3, shape) == 1.0
+
+
+def test_short_chunk_prior_for_how_questions_only(tmp_path: Path) -> None:
+    root = tmp_path / "s"
+    root.mkdir()
+    body = "\n".join(f"        score += weight_{i} * item.tightness" for i in range(26))
+    (root / "node.py").write_text(
+        'def get_list_tight(node):\n    """Whether the list is tight."""\n    return node.tight\n'
+    )
+    (root / "blocks.py").write_text(
+        'def finalize_list(node):\n    """Decide whether a list is tight or loose."""\n'
+        f"    score = 0\n    for item in node.items:\n{body}\n    node.tight = score < 1\n"
+    )
+    with _lexical_index(root, tmp_path) as ix:
+
+        def factors(query: str, symbol: str) -> dict:
+            hit = next(h for h in ix.search(query, k=5, explain=True) if h.symbol == symbol)
+            return (hit.explain or {})["factors"]
+
+        how = factors("how is a list marked tight", "get_list_tight")
+        assert how.get("short") == pytest.approx(rank.short_factor(3, "question"), abs=1e-3)
+        assert "short" not in factors("how is a list marked tight", "finalize_list")
+        # a statement of what the code does, and a query naming the getter: no prior
+        assert "short" not in factors("tell apart tight and loose lists", "get_list_tight")
+        assert "short" not in factors("how does get_list_tight work", "get_list_tight")
+
+
 def test_entry_point_vote_for_location_questions(sample_repo: Path, tmp_path: Path) -> None:
     with _lexical_index(sample_repo, tmp_path) as ix:
         res = ix.search("where does the command line program start", k=5, explain=True)

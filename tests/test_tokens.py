@@ -49,6 +49,9 @@ def test_query_shapes() -> None:
     assert analyse("retry backoff").shape == "keyword"
     assert analyse("how are failed requests retried").shape == "question"
     assert analyse("where does the CLI start").shape == "location"
+    assert analyse("how are failed requests retried").interrogative
+    assert analyse("retry failed requests with a growing delay").shape == "question"
+    assert not analyse("retry failed requests with a growing delay").interrogative
     q = analyse("where does the CLI start")
     assert q.entry
     assert analyse("where is the default timeout set").shape == "location"

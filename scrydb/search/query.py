@@ -80,6 +80,9 @@ class Query:
     wants_tests: bool = False
     wants_examples: bool = False
     wants_docs: bool = False
+    #: phrased as a question ("how does ...", "...?"), not a statement of what the code
+    #: does ("merge adjacent text nodes")
+    interrogative: bool = False
 
     @property
     def is_code_lookup(self) -> bool:
@@ -131,6 +134,7 @@ def analyse(text: str) -> Query:
         wants_tests=bool(_WANTS_TESTS.search(q)),
         wants_examples=bool(_WANTS_EXAMPLES.search(q)),
         wants_docs=bool(_WANTS_DOCS.search(q)),
+        interrogative=bool(_QUESTION_START.match(q)) or q.endswith("?"),
     )
 
 

@@ -162,12 +162,13 @@ def path_signals(
     cands: dict[int, rank.Candidate],
     memo: dict[tuple[Any, ...], dict[str, float]],
 ) -> None:
-    """Multiplicative priors from the path, the content shape and the kind. ``memo``
-    keeps the pure per-chunk and per-path factors across queries (the same chunks come
-    back query after query: 6 of 15 ms of a 16k-chunk query went to them)."""
+    """Multiplicative priors from the path, the content shape, the kind and the length.
+    ``memo`` keeps the pure per-chunk and per-path factors across queries (the same
+    chunks come back query after query: 6 of 15 ms of a 16k-chunk query went to them)."""
     if len(memo) > FACTORS_MEMO_MAX:
         memo.clear()
     wants = (q.wants_tests, q.wants_examples, q.wants_docs)
+    short_key = "statement" if q.shape == "question" and not q.interrogative else q.shape
     for c in cands.values():
         if not q.wants_docs:
             key = (c.text_hash, c.lang, c.kind, c.start_line)
@@ -181,6 +182,10 @@ def path_signals(
             and rank.PENALTY_DECLARATION < 1
         ):
             c.factors["declaration"] = rank.PENALTY_DECLARATION
+        if not c.votes.get("symbol"):
+            f = rank.short_factor(c.end_line - c.start_line + 1, short_key)
+            if f < 1.0:
+                c.factors["short"] = f
         pkey = (c.path, *wants)
         pf = memo.get(pkey)
         if pf is None:
