@@ -322,6 +322,13 @@ def main() -> int:
         help="token cap of the held-out score and of the saved model",
     )
     ap.add_argument("--query-max-seq", type=int, default=64)
+    ap.add_argument(
+        "--cache-mini",
+        type=int,
+        default=0,
+        help="GradCache: embed the batch in slices of this many rows (a batch larger than "
+        "memory allows, same loss; 0 = plain MNRL)",
+    )
     ap.add_argument("--save-every", type=int, default=50)
     ap.add_argument("--eval-every", type=int, default=200)
     ap.add_argument("--eval-queries", type=int, default=800)
@@ -384,7 +391,10 @@ def main() -> int:
         return 0
 
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers.losses import MultipleNegativesRankingLoss
+    from sentence_transformers.losses import (
+        CachedMultipleNegativesRankingLoss,
+        MultipleNegativesRankingLoss,
+    )
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -409,7 +419,12 @@ def main() -> int:
     # the inference cap (what scrydb embeds with, what the held-out score and the saved model
     # use); --max-seq only cuts the training batches
     model.max_seq_length = args.eval_max_seq
-    loss_fn = MultipleNegativesRankingLoss(model, scale=args.scale)
+    if args.cache_mini:
+        loss_fn = CachedMultipleNegativesRankingLoss(
+            model, scale=args.scale, mini_batch_size=args.cache_mini
+        )
+    else:
+        loss_fn = MultipleNegativesRankingLoss(model, scale=args.scale)
     if args.freeze_layers:
         bert = model[0].auto_model
         for part in (bert.embeddings, *bert.encoder.layer[: args.freeze_layers]):
