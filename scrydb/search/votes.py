@@ -169,6 +169,7 @@ def path_signals(
         memo.clear()
     wants = (q.wants_tests, q.wants_examples, q.wants_docs)
     short_key = "statement" if q.shape == "question" and not q.interrogative else q.shape
+    short: dict[int, float] = {}  # lines -> rank.short_factor, per query
     for c in cands.values():
         if not q.wants_docs:
             key = (c.text_hash, c.lang, c.kind, c.start_line)
@@ -182,8 +183,11 @@ def path_signals(
             and rank.PENALTY_DECLARATION < 1
         ):
             c.factors["declaration"] = rank.PENALTY_DECLARATION
-        if not c.votes.get("symbol"):
-            f = rank.short_factor(c.end_line - c.start_line + 1, short_key)
+        lines = c.end_line - c.start_line + 1
+        if lines < rank.SHORT_LINES and not c.votes.get("symbol"):
+            f = short.get(lines)
+            if f is None:
+                f = short[lines] = rank.short_factor(lines, short_key)
             if f < 1.0:
                 c.factors["short"] = f
         pkey = (c.path, *wants)
