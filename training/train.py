@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import lzma
 import os
 import random
 import re
@@ -94,6 +95,12 @@ def delexicalise(query: str, code: str, min_content: int = 3) -> str | None:
     return " ".join(kept).strip(" ,;:")
 
 
+def open_text(path: Path):
+    """A JSON-lines file opened for reading text, xz-compressed where it ends in ``.xz``."""
+    path = Path(path)
+    return lzma.open(path, "rt", encoding="utf-8") if path.suffix == ".xz" else open(path)
+
+
 def load_pairs(
     path: Path,
     negs: int,
@@ -110,7 +117,7 @@ def load_pairs(
     rows = []
     rng = random.Random(seed + 1)
     n_delex = 0
-    with open(path) as f:
+    with open_text(path) as f:
         for line in f:
             r = json.loads(line)
             if len(r["negatives"]) < negs:
@@ -124,7 +131,7 @@ def load_pairs(
             rows.append([query, r["code"], *r["negatives"][:negs]])
     n_extra = 0
     for x in extra or []:
-        with open(x) as f:
+        with open_text(x) as f:
             for line in f:
                 r = json.loads(line)
                 if len(r["negatives"]) >= negs:
