@@ -3,6 +3,15 @@ golden sets' dense leg (issue 14): the sweep that a GPU makes affordable.
 
     python training/sweep.py --data DIR --base MODEL_DIR --evaldata EVAL.json.gz \\
         --out OUT [--variants full32,full128x2,...] [--deadline 420] [--device cuda]
+    python training/sweep.py --prepare .gpu --data /work/train-data --evaldata EVAL.json.gz
+
+On a lent GPU (the device tool; its working tree is limited to 64 MiB): ``--prepare .gpu``
+once here (``.gpu/`` listed in ``.git/info/exclude``), move
+``scrydb/models/scry-code-minilm/model.safetensors`` out of the tree for the call (and back
+after), and run, carrying ``.gpu``::
+
+    cd .gpu && python3 ../training/sweep.py --data . --base base \\
+        --evaldata evaldata.json.gz --out $OUT --deadline 430
 
 ``DIR`` holds ``train.jsonl[.xz]`` (and ``inner.jsonl[.xz]`` for the variants that add
 inner-comment pairs), as ``corpus.py`` / ``inner.py`` write them. ``EVAL.json.gz`` is what
@@ -165,6 +174,7 @@ def train_variant(rows, recipe: dict, base: str, device, log) -> tuple[object, o
             loss = torch.nn.functional.cross_entropy(scores, torch.arange(len(part), device=device))
             opt.zero_grad(set_to_none=True)
             loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)  # as train.py
             opt.step()
             sched.step()
             step += 1
@@ -245,6 +255,51 @@ def join(src: Path, dest: Path, like: Path) -> None:
     save_file(state, str(dest / "model.safetensors"), metadata={"format": "pt"})
 
 
+def prepare(dest: Path, data: Path, evaldata: Path, cut: int = 900) -> None:
+    """Fill ``dest`` (an ignored folder of the checkout, named in the device call's carry)
+    with what a run elsewhere needs, small enough to travel (64 MiB with the tree, once the
+    shipped model's weights are moved out of it): the base in fp16, the training pairs
+    with codes cut at ``cut`` characters (training reads 128 tokens) and at most three
+    negatives, xz-compressed, and the exported golden-set data."""
+    import lzma
+
+    from safetensors.torch import load_file, save_file
+    from train import base_model_dir
+
+    dest.mkdir(parents=True, exist_ok=True)
+    base = Path(base_model_dir())
+    (dest / "base").mkdir(exist_ok=True)
+    for f in (
+        "config.json",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "special_tokens_map.json",
+        "vocab.txt",
+    ):
+        if (base / f).exists():
+            shutil.copy(base / f, dest / "base" / f)
+    state = load_file(str(base / "model.safetensors"))
+    save_file(
+        {k: v.half().contiguous() for k, v in state.items() if v.is_floating_point()},
+        str(dest / "base" / "model.safetensors"),
+    )
+    for name in ("train.jsonl", "inner.jsonl"):
+        if not (data / name).exists():
+            continue
+        with open(data / name) as f, lzma.open(dest / f"{name}.xz", "wt", preset=9) as g:
+            for line in f:
+                r = json.loads(line)
+                r["code"] = r["code"][:cut]
+                r["negatives"] = [x[:cut] for x in r["negatives"][:3]]
+                g.write(
+                    json.dumps(
+                        {k: r[k] for k in ("query", "code", "negatives", "source") if k in r}
+                    )
+                    + "\n"
+                )
+    shutil.copy(evaldata, dest / "evaldata.json.gz")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data")
@@ -264,7 +319,11 @@ def main() -> int:
     ap.add_argument("--max-rows", type=int, default=0, help="cap on training rows (testing)")
     ap.add_argument("--batch-cap", type=int, default=0, help="cap on batch sizes (testing)")
     ap.add_argument("--join", nargs=3, metavar=("PARTS_DIR", "DEST", "LIKE"))
+    ap.add_argument("--prepare", metavar="DEST", help="write the carry folder and stop")
     args = ap.parse_args()
+    if args.prepare:
+        prepare(Path(args.prepare), Path(args.data), Path(args.evaldata))
+        return 0
     if args.join:
         join(Path(args.join[0]), Path(args.join[1]), Path(args.join[2]))
         return 0

@@ -109,6 +109,7 @@ def load_pairs(
     delex: float = 0.0,
     extra: list[Path] | None = None,
     extra_repeat: int = 1,
+    skip: int = 0,
 ) -> list[list[str]]:
     """Training rows [query, code, *negatives]. A ``delex`` share of the docstring pairs
     has its query de-lexicalised (:func:`delexicalise`), where enough words remain.
@@ -140,6 +141,7 @@ def load_pairs(
     if n_extra:
         print(f"extra rows (with repeats) {n_extra}", file=sys.stderr)
     random.Random(seed).shuffle(rows)
+    rows = rows[skip:]  # e.g. the rows an earlier run of the same seed did not reach
     rows = rows[:limit] if limit else rows
     print(f"pairs {len(rows)}; de-lexicalised queries (all rows) {n_delex}", file=sys.stderr)
     return rows
@@ -315,6 +317,13 @@ def main() -> int:
     ap.add_argument("--out", default="/work/train-data/run-small")
     ap.add_argument("--base", default="", help="model directory (default: the packaged MiniLM)")
     ap.add_argument("--max-pairs", type=int, default=20000)
+    ap.add_argument(
+        "--skip",
+        type=int,
+        default=0,
+        help="leave out the first N rows of the shuffled pairs (continue where a run of the "
+        "same --seed stopped, from its model: --base)",
+    )
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--negs", type=int, default=1, help="hard negatives per pair (extra columns)")
     ap.add_argument("--epochs", type=int, default=1)
@@ -414,6 +423,7 @@ def main() -> int:
         args.delex,
         args.extra,
         args.extra_repeat,
+        args.skip,
     )
     heldout = HeldoutMRR(data / "heldout.jsonl", max_total=args.eval_queries, seed=args.seed)
     steps_per_epoch = len(rows) // args.batch
