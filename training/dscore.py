@@ -1,8 +1,26 @@
-"""Offline dense-leg scoring of the golden sets (body, header (HEAD_WEIGHT), best window)."""
+"""Offline dense-leg scoring of the golden sets: chunks ranked as the dense leg ranks them
+(``search/engine.py``: body cosine, header cosine at ``rank.HEAD_WEIGHT``, best window at
+``rank.WINDOW_LEAD``), from the data ``export_eval.py`` writes and any text and query
+vectors. Needs numpy only (it runs where scrydb is not installed, e.g. on a lent GPU): the
+constants are read from ``scrydb/search/rank.py`` itself, which imports nothing else.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
 
 import numpy as np
 
-HEAD_WEIGHT = 0.15
+_spec = importlib.util.spec_from_file_location(
+    "_scry_rank", Path(__file__).resolve().parent.parent / "scrydb" / "search" / "rank.py"
+)
+_rank = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = _rank  # dataclasses look their module up
+_spec.loader.exec_module(_rank)
+HEAD_WEIGHT: float = _rank.HEAD_WEIGHT
+WINDOW_LEAD: float = _rank.WINDOW_LEAD
 KINDS = ("identifier", "nl", "location", "paraphrase")
 
 
@@ -30,7 +48,7 @@ def chunk_scores(T, Q, idx):
         w = S[:, wt]
         best = np.full_like(sc, -np.inf)
         np.maximum.at(best.T, wc, w.T)
-        sc = np.maximum(sc, best)
+        sc = np.where(best > sc, sc + WINDOW_LEAD * (best - sc), sc)
     return sc
 
 
