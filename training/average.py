@@ -18,6 +18,17 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 
+def interpolate(tuned: dict, base: dict, mix: float) -> dict:
+    """mix * tuned + (1 - mix) * base, tensor by tensor, in each tuned tensor's dtype
+    (non-floating tensors, e.g. position ids, are kept as the tuned model has them)."""
+    return {
+        k: ((1 - mix) * base[k].float() + mix * v.float()).to(v.dtype)
+        if v.is_floating_point()
+        else v
+        for k, v in tuned.items()
+    }
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tuned", required=True)
@@ -36,10 +47,9 @@ def main() -> int:
         print(f"the base lacks {len(missing)} of the tuned weights: {missing[:3]}", file=sys.stderr)
         return 2
     shutil.copytree(args.tuned, args.out, dirs_exist_ok=True)
-    m = args.mix
-    out = {k: ((1 - m) * base[k].float() + m * tuned[k].float()).to(tuned[k].dtype) for k in tuned}
+    out = interpolate(tuned, base, args.mix)
     save_file(out, str(Path(args.out) / "model.safetensors"), metadata={"format": "pt"})
-    print(f"averaged {len(out)} tensors, tuned share {m}: {args.out}")
+    print(f"averaged {len(out)} tensors, tuned share {args.mix}: {args.out}")
     return 0
 
 

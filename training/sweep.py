@@ -48,6 +48,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from average import interpolate
 from train import batch_order, load_pairs
 
 os.environ["TOKENIZERS_PARALLELISM"] = "true"  # train.py turns it off for its 2-core runs
@@ -126,11 +127,8 @@ def load_model(base: str, device):
     return model, tok
 
 
-def mixed_state(tuned: dict, base: dict, mix: float) -> dict:
-    """mix * tuned + (1 - mix) * base, tensor by tensor (floating tensors only)."""
-    return {
-        k: (mix * v + (1 - mix) * base[k]) if v.is_floating_point() else v for k, v in tuned.items()
-    }
+#: mix * tuned + (1 - mix) * base: average.py's rule, the one the shipped model was made by.
+mixed_state = interpolate
 
 
 def train_variant(rows, recipe: dict, base: str, device, log) -> tuple[object, object]:
