@@ -99,23 +99,38 @@ def index_throughput(
     for p in work.glob("real.db*"):
         p.unlink()
     model = emb.model
+    bf16 = emb.precision == "bfloat16"
 
-    def model_only() -> Any:
+    def model_only(bf16: bool = bf16) -> Any:
         import torch
 
-        with torch.inference_mode():
+        with torch.inference_mode(), torch.autocast("cpu", torch.bfloat16, enabled=bf16):
             return model.encode(
                 texts, batch_size=32, normalize_embeddings=True, show_progress_bar=False
             )
 
     c0 = time.process_time()
-    ref_a, _ = timed(model_only)
+    ref_a, vec_a = timed(model_only)
     c1 = time.process_time()
     with phase_timers(emb) as t, Index(root, db=db, embedder=emb) as ix:
         total, rep = timed(ix.sync)
     c2 = time.process_time()
     ref_b, _ = timed(model_only)
     c3 = time.process_time()
+    if bf16:
+        # What bfloat16 saves: the model alone in float32 on the same texts, and how
+        # close its vectors come to those the index stored.
+        ref_f32, vec_f = timed(lambda: model_only(False))
+        cos = (vec_a.astype("float32") * vec_f).sum(axis=1)
+        res.add(
+            sec,
+            "model alone: float32 / bfloat16 ([embed] precision)",
+            ref_f32,
+            "s",
+            (ref_a + ref_b) / 2,
+            "bfloat16",
+            note=f"vectors' cosine mean {cos.mean():.5f}, min {cos.min():.5f}",
+        )
     ref = (ref_a + ref_b) / 2
     # CPU seconds (all threads of this process): what the work cost, whatever else the
     # machine was doing. The wall-clock ratio moves with the load; this one much less.

@@ -62,6 +62,9 @@ class EmbedConfig:
     startup_wait: float = 60.0  #: endpoint: seconds to wait for a loading server
     device: str = "cpu"  #: local: torch device
     threads: int = 0  #: local: torch threads (0 = all cores)
+    #: local, on the CPU: the arithmetic documents are embedded in. "auto" = bfloat16
+    #: where the CPU has native bf16 instructions (AVX512-BF16 or AMX), else float32
+    precision: str = "auto"
 
 
 @dataclass
@@ -202,6 +205,7 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
 def _check(cfg: Config, origin: str) -> None:
     choices = {
         ("embed", "provider"): ("local", "openai"),
+        ("embed", "precision"): ("auto", "float32", "bfloat16"),
         ("rerank", "provider"): ("none", "local", "http"),
         ("chat", "hyde"): ("auto", "on", "off"),
         ("chat", "hyde_embed"): ("mix", "code"),

@@ -32,6 +32,7 @@ def test_file_values_are_typed(tmp_path: Path) -> None:
         ('[search]\nlimit = "ten"\n', "limit must be an integer"),
         ("[index]\nexclude = 3\n", "exclude must be a list"),
         ('[embed]\nprovider = "magic"\n', "provider must be one of"),
+        ('[embed]\nprecision = "fp8"\n', "precision must be one of auto, float32, bfloat16"),
         ('[embed]\nprovider = "openai"\n', "needs url"),
         ("[search]\nlimit = 0\n", "must be positive"),
     ],

@@ -11,7 +11,13 @@ import numpy as np
 import pytest
 
 from scrydb.config import Config, EmbedConfig
-from scrydb.embed.local import LocalEmbedder, builtin_models, model_card, resolve_model_dir
+from scrydb.embed.local import (
+    LocalEmbedder,
+    builtin_models,
+    model_card,
+    native_bf16,
+    resolve_model_dir,
+)
 
 SHIPPED = builtin_models()
 
@@ -54,6 +60,30 @@ def test_shipped_model_loads_and_numpy_matches_torch(name: str, monkeypatch) -> 
     docs = emb.embed_documents(["def backoff(attempt):\n    return min(60, 2 ** attempt)"])
     assert docs.dtype == np.float32 and abs(float(np.linalg.norm(docs[0])) - 1) < 1e-4
     assert all(str(p.dtype) == "torch.float32" for p in emb.model.parameters())
+
+
+@pytest.mark.slow
+def test_bfloat16_documents_match_float32() -> None:
+    """``[embed] precision``: bfloat16 documents are the float32 vectors to rounding (so the
+    index's fingerprint ignores the setting), "auto" picks bf16 only on a CPU that has it
+    natively, and an accelerator never autocasts."""
+    texts = [
+        "def backoff(attempt):\n    return min(60, 2 ** attempt)",
+        "app > client.py > Client.send\n" + "    reply = self._send(request)\n" * 40,
+        "Parse an HTTP date header into a datetime",
+    ]
+    f32 = LocalEmbedder(EmbedConfig(precision="float32"))
+    bf16 = LocalEmbedder(EmbedConfig(precision="bfloat16"))
+    assert f32.precision == "float32" and bf16.precision == "bfloat16"
+    assert LocalEmbedder(EmbedConfig()).precision == ("bfloat16" if native_bf16() else "float32")
+    assert LocalEmbedder(EmbedConfig(device="cuda", precision="bfloat16")).precision == "float32"
+    assert f32.id == bf16.id  # same vectors, same index
+    a, b = f32.embed_documents(texts), bf16.embed_documents(texts)
+    assert a.dtype == b.dtype == np.float32 and a.shape == b.shape == (3, f32.dim)
+    cos = (a * b).sum(axis=1)
+    assert np.all(cos > 0.9995), cos
+    assert not np.array_equal(a, b)  # bf16 really ran: the last digits differ
+    np.testing.assert_allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-5)
 
 
 def test_model_card_front_matter(tmp_path: Path) -> None:

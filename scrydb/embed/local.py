@@ -223,10 +223,19 @@ class LocalEmbedder(Embedder):
     def _doc_batch(self) -> int:
         return DOC_BATCH if self.cfg.device in ("cpu", "") else DOC_BATCH_DEVICE
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
+    @property
+    def precision(self) -> str:
+        """``bfloat16`` or ``float32``: the arithmetic :meth:`embed_documents` runs in."""
+        if self.cfg.device not in ("cpu", ""):
+            return "float32"  # an accelerator computes in the model's own dtype
+        if self.cfg.precision == "auto":
+            return "bfloat16" if native_bf16() else "float32"
+        return self.cfg.precision
+
+    def _encode(self, texts: list[str], bf16: bool = False) -> np.ndarray:
         import torch
 
-        with torch.inference_mode():
+        with torch.inference_mode(), torch.autocast("cpu", torch.bfloat16, enabled=bf16):
             vecs = self.model.encode(
                 texts,
                 batch_size=max(1, min(self._doc_batch, len(texts))),
@@ -234,14 +243,23 @@ class LocalEmbedder(Embedder):
                 normalize_embeddings=True,
                 show_progress_bar=False,
             )
-        return normalise(vecs)
+        return normalise(np.asarray(vecs, dtype=np.float32))
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
-        """Document vectors (with ``document_prefix``)."""
+        """Document vectors (with ``document_prefix``), in :attr:`precision`.
+
+        bfloat16 (autocast: matrix products in bf16, softmax and layer norms in float32)
+        is 1.4-1.7x faster on a CPU with native bf16 and gives the float32 vectors to a
+        cosine of 0.99998 (mean; 0.9999 at worst over the golden sets' 14,051 texts), so
+        the embedder's id, and the index's fingerprint, do not depend on it. Queries stay
+        float32 (the numpy encoder).
+        """
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         pre = self.cfg.document_prefix
-        return self._encode([pre + t for t in texts] if pre else texts)
+        return self._encode(
+            [pre + t for t in texts] if pre else texts, bf16=self.precision == "bfloat16"
+        )
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
         """Query vectors (with ``query_prefix``)."""
@@ -254,6 +272,18 @@ class LocalEmbedder(Embedder):
             return self._encode(texts)
         with self._blas():
             return normalise(fast.embed(texts))
+
+
+def native_bf16() -> bool:
+    """Whether this CPU computes bfloat16 natively (AVX512-BF16 or AMX); elsewhere torch
+    emulates it, slower than float32."""
+    try:
+        import torch
+
+        cpu = torch.cpu
+        return bool(cpu._is_avx512_bf16_supported() or cpu._is_amx_tile_supported())
+    except Exception:  # an older or newer torch without these probes: stay in float32
+        return False
 
 
 def _one_blas_thread() -> Any:
