@@ -37,14 +37,16 @@ _model: Any = None
 
 
 def minilm_embed(texts: list[str]) -> np.ndarray:
-    """Unit vectors of the built-in default model (the built-in embedder's code path)."""
+    """Unit vectors of the built-in default model (the built-in embedder's code path, in
+    float32: a served model computes in its own precision, and these tests compare the
+    client's vectors with ``LocalEmbedder(precision="float32")`` to 1e-5)."""
     global _model
     with _model_lock:
         if _model is None:
             from scrydb.config import EmbedConfig
             from scrydb.embed.local import LocalEmbedder
 
-            _model = LocalEmbedder(EmbedConfig())
+            _model = LocalEmbedder(EmbedConfig(precision="float32"))
         return _model._encode(texts)
 
 

@@ -34,8 +34,9 @@ def _cfg(url: str, **kw: object) -> EmbedConfig:
 
 @pytest.fixture(scope="module")
 def reference() -> np.ndarray:
-    """TEXTS embedded by the built-in model."""
-    return LocalEmbedder(EmbedConfig()).embed_documents(TEXTS)
+    """TEXTS embedded by the built-in model, in float32 as the test server embeds them
+    (bfloat16 on this CPU would differ by ~1e-3 per component)."""
+    return LocalEmbedder(EmbedConfig(precision="float32")).embed_documents(TEXTS)
 
 
 # -- no server needed ----------------------------------------------------------------------
@@ -282,7 +283,8 @@ def test_endpoint_index_ranks_like_the_built_in_model(tmp_path: Path) -> None:
         "load settings from a toml file",
     ]
     repo = write_repo(tmp_path / "shop")
-    with scrydb.open(repo, db=tmp_path / "local.db") as ix:
+    f32 = Config.from_dict({"embed": {"precision": "float32"}})  # as the test server embeds
+    with scrydb.open(repo, db=tmp_path / "local.db", config=f32) as ix:
         ix.sync()
         local = [[h.location for h in ix.search(q, k=8)] for q in queries]
         local_vecs = _vectors(ix)
