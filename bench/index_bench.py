@@ -143,7 +143,7 @@ def index_throughput(
         rep.files_seen,
         "files",
         note=f"{rep.chunks_written} chunks, {len(texts)} texts ({rep.texts_embedded} bodies, "
-        f"{rep.headers_embedded} headers, {rep.windows_embedded} windows)",
+        f"{rep.headers_embedded} headers, {rep.windows_embedded} windows + comment views)",
     )
     res.add(sec, "walk", t["walk"], "s")
     res.add(sec, "read+hash+parse/chunk", t["chunk"], "s")
@@ -192,9 +192,9 @@ def index_throughput(
 
 def _pending_texts(ix: Index) -> list[str]:
     """The texts a sync will embed: what ``EmbeddingPhase.embed_pending`` builds (bodies,
-    then headers, then windows of long chunks), read back and built again here."""
+    then headers, then windows of long chunks and comment views), read back and built again here."""
     from scrydb.chunk.header import header
-    from scrydb.chunk.windows import window_texts
+    from scrydb.chunk.windows import view_texts
     from scrydb.sync import embed_header
 
     cfg = ix.config.index
@@ -210,7 +210,7 @@ def _pending_texts(ix: Index) -> list[str]:
         hd = header(path, sym, kind, content) if cfg.header_vectors else None
         if hd:
             heads.setdefault(hd[0], hd[1])
-        for w in window_texts(content) if cfg.window_vectors else []:
+        for w in view_texts(content, cfg.window_vectors, cfg.comment_vectors).values():
             windows.setdefault(w, line + w)
     return [*bodies.values(), *heads.values(), *windows.values()]
 

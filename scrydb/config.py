@@ -41,6 +41,9 @@ class IndexConfig:
     #: embed up to three more windows of each very long chunk (past ~2,500 characters),
     #: the stretches its body vector does not see (about 20% more embedding work)
     window_vectors: bool = True
+    #: embed a chunk's inner comments (the first sentence of each, up to 300 characters)
+    #: as one more vector: authors' words for the steps of the code
+    comment_vectors: bool = True
 
 
 @dataclass

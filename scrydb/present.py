@@ -314,6 +314,8 @@ def status_lines(st: Status, service: list[str] | None = None) -> list[str]:
         vectors += f" (+{st.header_vectors} headers)"
     if st.window_vectors:
         vectors += f" (+{st.window_vectors} windows of long chunks)"
+    if st.comment_vectors:
+        vectors += f" (+{st.comment_vectors} comment views)"
     if st.orphan_vectors:
         vectors += f" (+{st.orphan_vectors} kept for reuse)"
     if st.search == "hybrid":

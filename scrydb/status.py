@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from scrydb import background
+from scrydb.chunk.windows import COMMENT_SEQ
 from scrydb.config import Config
 from scrydb.store import SCHEMA_VERSION, Store
 from scrydb.sync import fingerprint
@@ -64,6 +65,7 @@ class Status:
     orphan_vectors: int = 0  #: vectors kept for reuse that no chunk refers to now
     header_vectors: int = 0  #: distinct header vectors in use (chunk/header.py)
     window_vectors: int = 0  #: distinct window vectors of long chunks (chunk/windows.py)
+    comment_vectors: int = 0  #: distinct vectors of chunks' inner comments (the same)
     #: "hybrid", "hybrid-partial" (some chunks wait for vectors), "lexical" or "empty"
     search: str = "empty"
     rebuild: list[str] = field(default_factory=list)  #: what the next sync will rebuild, and why
@@ -159,7 +161,14 @@ def status(
     )
     # Body, header and window vectors never coincide: their hashes differ (sync.base).
     heads = s.scalar("SELECT count(DISTINCT head_emb_id) FROM chunks") or 0
-    windows = s.scalar("SELECT count(DISTINCT emb_id) FROM chunk_windows") or 0
+    windows = (
+        s.scalar("SELECT count(DISTINCT emb_id) FROM chunk_windows WHERE seq < ?", (COMMENT_SEQ,))
+        or 0
+    )
+    comments = (
+        s.scalar("SELECT count(DISTINCT emb_id) FROM chunk_windows WHERE seq = ?", (COMMENT_SEQ,))
+        or 0
+    )
     chunks = s.scalar("SELECT count(*) FROM chunks") or 0
     pending = s.scalar("SELECT count(*) FROM chunks WHERE emb_id IS NULL") or 0
     rate = s.meta("embed_rate")
@@ -170,9 +179,10 @@ def status(
         files=s.scalar("SELECT count(*) FROM files") or 0,
         chunks=chunks,
         symbols=s.scalar("SELECT count(*) FROM symbols") or 0,
-        vectors=n_emb - orphans - heads - windows,
+        vectors=n_emb - orphans - heads - windows - comments,
         header_vectors=heads,
         window_vectors=windows,
+        comment_vectors=comments,
         pending=pending,
         pending_texts=(
             s.scalar("SELECT count(DISTINCT text_hash) FROM chunks WHERE emb_id IS NULL") or 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 import time
 from pathlib import Path
 
@@ -122,6 +123,17 @@ class FakeEmbedder(Embedder):
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
         return normalise(np.stack([self._vec(t) for t in texts]))
+
+
+class WordEmbedder(FakeEmbedder):
+    """A bag of distinct words: texts that share rare words have a high cosine."""
+
+    def __init__(self) -> None:
+        super().__init__("words:1", dim=256)
+
+    def _vec(self, text: str) -> np.ndarray:
+        words = sorted(set(re.findall(r"[a-z]+", text.lower())))
+        return np.sum([super(WordEmbedder, self)._vec(w) for w in words], axis=0)
 
 
 # -- what tests compare between indexes ---------------------------------------------------

@@ -4,11 +4,9 @@ reused by text like bodies, and a dense leg that scores a chunk by its best wind
 from __future__ import annotations
 
 import itertools
-import re
 from pathlib import Path
 
-import numpy as np
-from synth_repo import FakeEmbedder
+from synth_repo import FakeEmbedder, WordEmbedder
 
 import scrydb
 from scrydb.chunk.windows import MAX_WINDOWS, VIEW_CHARS, window_spans, window_texts
@@ -127,17 +125,6 @@ def test_window_vectors_setting_drops_and_reuses_windows(tmp_path: Path) -> None
         assert rep.windows_embedded == 0 and emb.texts == []
         st = ix.status(check_stale=False, check_git=False)
         assert st.window_vectors == n and st.orphan_vectors == 0
-
-
-class WordEmbedder(FakeEmbedder):
-    """A bag of distinct words: texts that share rare words have a high cosine."""
-
-    def __init__(self) -> None:
-        super().__init__("words:1", dim=256)
-
-    def _vec(self, text: str) -> np.ndarray:
-        words = sorted(set(re.findall(r"[a-z]+", text.lower())))
-        return np.sum([super(WordEmbedder, self)._vec(w) for w in words], axis=0)
 
 
 def test_dense_leg_finds_a_chunk_by_its_window(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ if str(REPO) not in sys.path:
 def export_set(ix, root: Path, gs, config) -> tuple[dict, list[int]]:
     """(the set's record, the embedding id of each of its texts)."""
     from scrydb.chunk.header import header_text
-    from scrydb.chunk.windows import window_texts
+    from scrydb.chunk.windows import view_texts
     from scrydb.search.query import dense_text
     from scrydb.sync.base import embed_header
 
@@ -61,11 +61,11 @@ def export_set(ix, root: Path, gs, config) -> tuple[dict, list[int]]:
         lead = embed_header(root.name, path, sym)
         bi = tid(eid, lead + content[:cut])
         hi = tid(hid, header_text(path, sym, kind, content) or path)
-        wt = window_texts(content)
+        wt = view_texts(content)  # windows and the comment view, as the index derived them
         wl = [
             tid(weid, lead + wt[seq])
             for seq, weid in wins.get(cid, [])
-            if weid is not None and seq < len(wt)
+            if weid is not None and seq in wt
         ]
         chunks.append([path, lang, a, b, bi, hi, wl])
     cases = []

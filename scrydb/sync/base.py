@@ -14,7 +14,7 @@ from pathlib import Path
 from scrydb import tokens
 from scrydb.chunk import CHUNKER_VERSION, Chunk
 from scrydb.chunk.header import header_text
-from scrydb.chunk.windows import window_texts
+from scrydb.chunk.windows import view_texts
 from scrydb.config import Config
 from scrydb.embed import Embedder
 from scrydb.store import Store
@@ -60,7 +60,8 @@ class SyncReport:
     chunks_deleted: int = 0
     texts_embedded: int = 0  #: distinct chunk texts sent to the model
     headers_embedded: int = 0  #: distinct chunk headers sent to the model (header vectors)
-    windows_embedded: int = 0  #: distinct windows of long chunks sent to the model
+    #: distinct windows of long chunks and comment views sent to the model
+    windows_embedded: int = 0
     chunks_reused: int = 0  #: new chunk rows that got an existing vector
     vectors_pruned: int = 0
     pending: int = 0  #: chunks still without a vector after this sync
@@ -262,10 +263,11 @@ class Phase:
         return embed_header(self.repo_name, path, symbol) + content[:cut]
 
     def window_text(self, path: str, symbol: str | None, content: str, seq: int) -> str:
-        """What is embedded for window ``seq`` of a chunk: its context line, then the
-        window's text ("" when the chunk has no such window any more)."""
-        texts = window_texts(content)
-        return embed_header(self.repo_name, path, symbol) + texts[seq] if seq < len(texts) else ""
+        """What is embedded for view ``seq`` of a chunk (a window, or its comments): its
+        context line, then the view's text ("" when the chunk has no such view any more)."""
+        cfg = self.config.index
+        text = view_texts(content, cfg.window_vectors, cfg.comment_vectors).get(seq)
+        return embed_header(self.repo_name, path, symbol) + text if text else ""
 
     @staticmethod
     def head_text(path: str, symbol: str | None, kind: str, content: str) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from scrydb.chunk.header import HEADER_VERSION, header
-from scrydb.chunk.windows import WINDOWS_VERSION, window_texts
+from scrydb.chunk.windows import view_texts, views_recipe
 from scrydb.embed import Embedder
 from scrydb.sync.base import (
     BODY,
@@ -136,13 +136,14 @@ class EmbeddingPhase(Phase):
                 s.conn.executemany("UPDATE chunks SET head_hash = ? WHERE id = ?", rows)
 
     def derive_windows(self) -> None:
-        """Give every chunk its windows (chunk/windows.py; none for most chunks, and none
-        when ``[index] window_vectors`` is off). Cheap (text only, no model); a changed
-        rule or setting derives them again (their old vectors are kept for reuse like any
-        unreferenced vector)."""
+        """Give every chunk its extra views (chunk/windows.py ``view_texts``): windows of
+        very long chunks (``[index] window_vectors``) and the text of its inner comments
+        (``[index] comment_vectors``); none for most chunks. Cheap (text only, no model); a
+        changed rule or setting derives them again (their old vectors are kept for reuse
+        like any unreferenced vector)."""
         s = self.store
-        on = self.config.index.window_vectors
-        recipe = WINDOWS_VERSION if on else "off"
+        cfg = self.config.index
+        recipe = views_recipe(cfg.window_vectors, cfg.comment_vectors)
         if s.meta("window_text") != recipe:
             with s.transaction():
                 s.conn.execute("DELETE FROM chunk_windows")
@@ -154,8 +155,8 @@ class EmbeddingPhase(Phase):
             rows: list[tuple[int, int, str]] = []
             counts: list[tuple[int, int]] = []
             for cid, _path, _sym, _kind, content, _h, _hh in page:
-                texts = window_texts(content) if on else []
-                rows.extend((cid, seq, window_hash(t)) for seq, t in enumerate(texts))
+                texts = view_texts(content, cfg.window_vectors, cfg.comment_vectors)
+                rows.extend((cid, seq, window_hash(t)) for seq, t in texts.items())
                 counts.append((len(texts), cid))
             with s.transaction():
                 s.conn.executemany(
