@@ -47,7 +47,8 @@ def test_everything_lives_in_one_file(indexed_sample: tuple[Path, Path]) -> None
     heads = conn.execute(
         "SELECT count(DISTINCT head_hash) FROM chunks WHERE head_hash != ''"
     ).fetchone()[0]
-    assert n_chunks > 10 and heads > 0 and n_vec == n_bit == distinct + heads
+    views = conn.execute("SELECT count(DISTINCT text_hash) FROM chunk_windows").fetchone()[0]
+    assert n_chunks > 10 and heads > 0 and n_vec == n_bit == distinct + heads + views
     assert conn.execute("SELECT count(*) FROM chunks WHERE emb_id IS NULL").fetchone()[0] == 0
     # The FTS index is readable by plain SQLite (no custom tokenizer needed).
     hits = conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH 'backoff'").fetchall()
