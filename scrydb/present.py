@@ -388,6 +388,6 @@ def index_summary(root: object, rep: SyncReport) -> str:
         f"by content), {rep.files_deleted} deleted; {by_rules} paths left out by name or "
         f"ignore rules; {rep.chunks_written} chunks written, {rep.texts_embedded} embedded"
         + (f" (+{rep.headers_embedded} headers)" if rep.headers_embedded else "")
-        + (f" (+{rep.windows_embedded} windows)" if rep.windows_embedded else "")
+        + (f" (+{rep.windows_embedded} windows and comment views)" if rep.windows_embedded else "")
         + f", {rep.seconds:.1f}s"
     )

@@ -407,7 +407,7 @@ def describe(report: SyncReport) -> str:
     if report.headers_embedded:
         parts.append(f"{report.headers_embedded} headers embedded")
     if report.windows_embedded:
-        parts.append(f"{report.windows_embedded} windows embedded")
+        parts.append(f"{report.windows_embedded} windows and comment views embedded")
     if report.pending:
         parts.append(f"{report.pending} waiting for embeddings")
     parts.append(f"{report.seconds:.2f}s")
