@@ -9,6 +9,7 @@ is ever contacted: ``HF_HUB_OFFLINE`` is set before transformers is imported.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 import json
@@ -274,9 +275,10 @@ class LocalEmbedder(Embedder):
             return normalise(fast.embed(texts))
 
 
+@functools.cache
 def native_bf16() -> bool:
     """Whether this CPU computes bfloat16 natively (AVX512-BF16 or AMX); elsewhere torch
-    emulates it, slower than float32."""
+    emulates it, slower than float32. Probed once per process (every document batch asks)."""
     try:
         import torch
 
