@@ -42,7 +42,8 @@ def document(code: str) -> str:
     return " > ".join(parts[1:]) + "\n" + body if len(parts) > 1 else code
 
 
-def load(data: Path, negs: int, held: set[str]) -> list[dict]:
+def load(data: Path, held: set[str]) -> list[dict]:
+    """The mined pairs with a hard negative, less those of the ``held`` packages."""
     rows = []
     for f in sorted(glob.glob(str(data / "mined" / "*.json"))):
         with open(f) as fh:
@@ -54,8 +55,9 @@ def load(data: Path, negs: int, held: set[str]) -> list[dict]:
     return rows
 
 
-def heldout(data: Path, n: int, seed: int) -> list[tuple[str, list[str]]]:
-    """(query, [right code, distractors...]) groups from the held-out packages."""
+def heldout(data: Path, n: int, seed: int) -> tuple[list[tuple[str, list[str]]], set[str]]:
+    """(query, [right code, distractors...]) groups from the held-out packages, and the
+    names of those packages."""
     with open(data / "heldout.jsonl") as fh:
         rows = [json.loads(ln) for ln in fh]
     rng = random.Random(seed)
@@ -69,7 +71,7 @@ def heldout(data: Path, n: int, seed: int) -> list[tuple[str, list[str]]]:
         rng.shuffle(others)
         docs = [r["code"], *r["negatives"][:3], *others[:16]]
         out.append((r["query"], [document(d) for d in docs]))
-    return out
+    return out, set(by_pkg)
 
 
 def main() -> int:
@@ -92,10 +94,8 @@ def main() -> int:
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    held_rows = heldout(Path(args.data), args.eval_queries, args.seed)
-    with open(Path(args.data) / "heldout.jsonl") as fh:
-        held_pk = {json.loads(ln)["package"] for ln in fh}
-    rows = load(Path(args.data), args.negs, held_pk)
+    held_rows, held_pk = heldout(Path(args.data), args.eval_queries, args.seed)
+    rows = load(Path(args.data), held_pk)
     rng = random.Random(args.seed)
     rng.shuffle(rows)
     print(f"{len(rows)} training pairs, {len(held_rows)} held-out groups", file=sys.stderr)
