@@ -34,7 +34,9 @@ CREATE TABLE IF NOT EXISTS files (
 CREATE TABLE IF NOT EXISTS embeddings (
     id          INTEGER PRIMARY KEY,
     text_hash   TEXT NOT NULL UNIQUE,
-    orphaned_at REAL                       -- unix time a sync found it unreferenced; NULL in use
+    orphaned_at REAL,                      -- unix time a sync found it unreferenced; NULL in use
+    origin      INTEGER                    -- NULL: computed by the model here; 1: taken from
+                                           -- the shared vector cache; 2: from a seed index
 );
 CREATE INDEX IF NOT EXISTS embeddings_orphaned ON embeddings(orphaned_at)
     WHERE orphaned_at IS NOT NULL;

@@ -6,7 +6,9 @@
 
 Sections: index throughput (real corpora, real model), time until a ~1,000-file tree
 answers lexical queries, no-op sync and a one-line edit, query latency at 16k and 100k
-chunks, the coarse pass's recall on real embeddings, CLI cold start, memory. Every
+chunks, the coarse pass's recall on real embeddings, CLI cold start, memory, and the
+shared vector cache (a second worktree, a branch switch, a cold index with it on,
+100k lookups; ``bench/cache_bench.py``, also runnable alone). Every
 figure sits next to a reference measured in the same run; compare ratios, not absolute
 times, across machines and loads. The pinned corpora of evals/ are fetched if missing.
 """
@@ -23,13 +25,14 @@ import time
 from pathlib import Path
 
 import common  # noqa: F401  (puts the checkout on sys.path)
+from cache_bench import cache_section
 from common import REPO, Results, bench_env, loadavg, machine, run_json, table
 from corpora import REAL, copies_tree, queries
 from index_bench import index_throughput, lexical_ready, load_model, noop_and_edit
 from process_bench import build_scale, cold_start, memory
 from query_bench import coarse_recall, query_latency
 
-SECTIONS = ("index", "lexical", "sync", "query", "cli", "memory")
+SECTIONS = ("index", "lexical", "sync", "query", "cli", "memory", "cache")
 #: The real corpora indexed with the real model (section 1; their vectors feed "recall"):
 #: ~1,800 texts, so three passes of the model (before, index, after) fit the time budget.
 THIRD_PARTY = ("trpc-server", "httpx")
@@ -58,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     (work / "cache").mkdir(exist_ok=True)
     os.environ["SCRY_CACHE_DIR"] = str(work / "cache")  # never the user's cache
+    # Every section but "cache" measures the model path: no shared vector cache there
+    # (the synthetic-vector embedders would also fill it under the real model's name).
+    os.environ["SCRY_SHARED_CACHE"] = "0"
     res = Results(machine=machine())
     res.machine["mode"] = "quick" if args.quick else "full"
     print(
@@ -105,6 +111,9 @@ def main(argv: list[str] | None = None) -> int:
             memory(res, work, label, built[label], built[label]["root"], qs[:40], model_rss)
         if real is not None:
             _real_bytes(res, real)
+
+    if "cache" in only:
+        cache_section(res, work, quick=args.quick)
 
     res.machine["load_end"] = loadavg()
     res.machine["seconds"] = round(time.perf_counter() - t_start, 1)

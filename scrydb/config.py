@@ -44,6 +44,15 @@ class IndexConfig:
     #: embed a chunk's inner comments (the first sentence of each, up to 300 characters)
     #: as one more vector: authors' words for the steps of the code
     comment_vectors: bool = True
+    #: index nested repositories: a directory below the root with its own ``.git`` (a
+    #: submodule, a nested worktree, a vendored clone). Off: they are skipped
+    #: ("nested-repo"), as each is a repository of its own
+    nested_repos: bool = False
+    #: look vectors up in the per-user shared cache before calling the model, and put
+    #: the model's new vectors there (``SCRY_SHARED_CACHE=0`` turns it off too)
+    shared_cache: bool = True
+    #: the shared cache's size bound per model, in MB (least recently used out first)
+    shared_cache_mb: float = 2048.0
 
 
 @dataclass
@@ -241,6 +250,7 @@ def _check(cfg: Config, origin: str) -> None:
         ("rerank", "timeout"),
         ("chat", "timeout"),
         ("chat", "max_tokens"),
+        ("index", "shared_cache_mb"),
     )
     for sec, key in positive:
         if getattr(getattr(cfg, sec), key) <= 0:

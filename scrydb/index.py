@@ -26,6 +26,7 @@ from scrydb.results import Match, ReadResult, Results
 from scrydb.search.engine import SearchEngine
 from scrydb.status import Status
 from scrydb.store import IndexWriteError, Store, friendly_errors
+from scrydb.store.vcache import VectorCache
 from scrydb.sync import (
     Estimate,
     Progress,
@@ -33,6 +34,7 @@ from scrydb.sync import (
     SyncReport,
     estimate,
 )
+from scrydb.sync.reuse import SeedIndex, open_shared_cache
 
 #: Most lines ``read`` serves in one call.
 READ_MAX_LINES = 400
@@ -186,6 +188,7 @@ class Index:
         on_wait: Callable[[], None] | None = None,
         cancel: Callable[[], bool] | None = None,
         probe: bool = True,
+        seed: str | os.PathLike[str] | None = None,
     ) -> SyncReport:
         """Bring the index up to date with the working tree (incremental).
 
@@ -199,6 +202,9 @@ class Index:
         A newly configured embedder is loaded and probed before anything changes (a
         model that cannot load raises ScryError, index untouched); ``embed=False,
         probe=False`` never loads a model and leaves a model change to a later sync.
+        Before the model, vectors are looked up in the per-user shared cache (``[index]
+        shared_cache``) and in ``seed``, another index of the same fingerprint (one of
+        another fingerprint raises ScryError naming both, index untouched).
         """
         if self.store.readonly:
             raise IndexWriteError(
@@ -227,13 +233,23 @@ class Index:
                 embedder_id=self.embedder_id(),
                 exclude=self.own_files(),
                 cancel=cancel,
+                seed=seed,
             )
             report = syncer.run(full=full, embed=embed)
         finally:
             self.store.release_writer_lock()
         if report.embed_rate:
             record_embed_rate(self.embedder_id(), report.embed_rate)
+        reused = report.vectors_from_cache + report.vectors_from_seed
+        if reused:
+            rate, _measured = embed_rate(self.embedder_id())
+            report.seconds_saved = reused / rate if rate > 0 else 0.0
         return report
+
+    def check_seed(self, seed: str | os.PathLike[str]) -> None:
+        """Raise ScryError (one line) when ``seed`` cannot give this index vectors: no
+        such file, not a scrydb index, no vectors, or another fingerprint (both named)."""
+        SeedIndex.open(seed, self.config, self.embedder_id(), self.db_path).close()
 
     def _replace_if_damaged(self, warn: Callable[[str], None] | None) -> None:
         """Before a full rebuild: a file that fails SQLite's quick check is moved aside
@@ -255,7 +271,24 @@ class Index:
         """What indexing this tree from nothing would cost (files, chunks, time at the
         embedding rate measured on this machine, else the documented default)."""
         rate, measured = embed_rate(self.embedder_id())
-        return estimate(self.root, self.config, rate, measured)
+        cache = self._existing_shared_cache()
+        try:
+            return estimate(self.root, self.config, rate, measured, cache=cache)
+        finally:
+            if cache is not None:
+                cache.close()
+
+    def _existing_shared_cache(self) -> VectorCache | None:
+        """This index's shared vector cache file when it exists already (an estimate
+        never creates one); None for an endpoint of unknown dimension."""
+        cfg = self.config
+        if cfg.embed.provider != "local" and not cfg.embed.dim:
+            return None  # (its dimension would cost a request)
+        dim = cfg.embed.dim or self.embedder().dim
+        cache = open_shared_cache(
+            cfg, self.embedder_id(), dim, warn=lambda _msg: None, readonly=True
+        )
+        return cache if cache is not None and cache.path.is_file() else None
 
     def embedder_id(self) -> str:
         """Identity of the embedder this index embeds with (nothing is loaded)."""

@@ -38,6 +38,79 @@ def cache_dir() -> Path:
     return Path(os.environ.get("SCRY_CACHE_DIR") or platformdirs.user_cache_dir("scrydb"))
 
 
+def repo_name(root: Path) -> str:
+    """The repository's name as it is embedded in each chunk's context line (``repo >
+    path > symbol``): the same for every checkout of one repository, so that their
+    texts, and so the shared vector cache's keys, agree.
+
+    A git checkout with an ``origin`` remote is named by the remote's last component
+    (two clones in folders of other names agree); a linked worktree without one by its
+    main worktree's folder; anything else by its own folder name.
+    """
+    try:
+        return _git_repo_name(root) or root.name
+    except OSError:  # an unreadable root: its sync says so
+        return root.name
+
+
+def _git_repo_name(root: Path) -> str | None:
+    common = _git_common_dir(root)
+    if common is not None:
+        url = _origin_url(common / "config")
+        if url:
+            tail = re.split(r"[/:\\]", url.rstrip("/"))[-1]
+            tail = tail[:-4] if tail.endswith(".git") else tail
+            if tail and tail not in (".", ".."):
+                return tail
+        if common.name == ".git" and (root / ".git").is_file():
+            return common.parent.name or None
+    return None
+
+
+def _git_common_dir(root: Path) -> Path | None:
+    """The git directory shared by all worktrees of ``root`` (``.git`` of the main
+    worktree), or None when ``root`` is not the top of a git checkout."""
+    dot = root / ".git"
+    if dot.is_dir():
+        return dot
+    try:
+        first = dot.read_text(encoding="utf-8", errors="replace").splitlines()[0]
+    except (OSError, IndexError):
+        return None
+    if not first.startswith("gitdir:"):
+        return None
+    gitdir = Path(first[len("gitdir:") :].strip())
+    gitdir = gitdir if gitdir.is_absolute() else (root / gitdir)
+    try:
+        common = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        return gitdir.resolve()  # a submodule: its own git directory
+    c = Path(common)
+    return (c if c.is_absolute() else gitdir / c).resolve()
+
+
+_ORIGIN = re.compile(r'^\s*\[\s*remote\s+"origin"\s*\]\s*$', re.M)
+
+
+def _origin_url(config: Path) -> str | None:
+    """The ``url`` of ``[remote "origin"]`` in a git config file, if any."""
+    try:
+        text = config.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    m = _ORIGIN.search(text)
+    if m is None:
+        return None
+    for line in text[m.end() :].splitlines():
+        line = line.strip()
+        if line.startswith("["):
+            return None
+        key, sep, value = line.partition("=")
+        if sep and key.strip().lower() == "url":
+            return value.strip().strip('"') or None
+    return None
+
+
 def default_db_path(root: Path, env: bool = True) -> Path:
     """Where the index of ``root`` lives by default: ``$SCRY_DB``, else the per-user cache
     directory keyed by the root's absolute path (two clones of one remote are two

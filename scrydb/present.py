@@ -334,6 +334,7 @@ def status_lines(st: Status, service: list[str] | None = None) -> list[str]:
         f"index     {st.db} ({st.db_bytes / 1e6:.1f} MB)",
         f"files     {st.files}   chunks {st.chunks}   symbols {st.symbols}   {vectors}",
         f"search    {search}",
+        *origin_lines(st),
         f"last sync {when}",
         *(service or []),
         f"model     {fp['embedder']} ({fp['embed_dim'] or '?'}-d)   chunker {fp['chunker']}   "
@@ -376,6 +377,21 @@ def status_lines(st: Status, service: list[str] | None = None) -> list[str]:
     return lines
 
 
+def origin_lines(st: Status) -> list[str]:
+    """Where the vectors in use came from: the model here, the shared vector cache, a
+    seed index (nothing when the index has no vectors)."""
+    o = st.vector_origins
+    if not any(o.values()):
+        return []
+    parts = [
+        f"{o.get('model', 0)} computed here by the model",
+        f"{o.get('cache', 0)} from the shared vector cache",
+    ]
+    if o.get("seed"):
+        parts.append(f"{o['seed']} from a seed index")
+    return ["origin    vectors: " + ", ".join(parts)]
+
+
 def index_summary(root: object, rep: SyncReport) -> str:
     """``scry index``'s summary line, whose numbers add up: the files the walk listed are
     new, changed, unchanged or skipped by their content (binary, generated, secret,
@@ -389,5 +405,21 @@ def index_summary(root: object, rep: SyncReport) -> str:
         f"ignore rules; {rep.chunks_written} chunks written, {rep.texts_embedded} embedded"
         + (f" (+{rep.headers_embedded} headers)" if rep.headers_embedded else "")
         + (f" (+{rep.windows_embedded} windows and comment views)" if rep.windows_embedded else "")
+        + reuse_summary(rep)
         + f", {rep.seconds:.1f}s"
     )
+
+
+def reuse_summary(rep: SyncReport) -> str:
+    """What the shared cache and a seed saved a sync ("" when they saved nothing)."""
+    parts = []
+    if rep.vectors_from_cache:
+        parts.append(f"{rep.vectors_from_cache} vectors from the shared cache")
+    if rep.vectors_from_seed:
+        parts.append(f"{rep.vectors_from_seed} from the seed index")
+    if not parts:
+        return ""
+    saved = (
+        f", about {duration(rep.seconds_saved)} of model time saved" if rep.seconds_saved else ""
+    )
+    return "; " + " and ".join(parts) + saved

@@ -18,6 +18,7 @@ from scrydb.chunk.windows import COMMENT_SEQ
 from scrydb.config import Config
 from scrydb.store import SCHEMA_VERSION, Store
 from scrydb.sync import fingerprint
+from scrydb.sync.base import ORIGIN_CACHE, ORIGIN_SEED
 from scrydb.walk import Selector, walk
 
 #: ``status`` warns loudly when more git-tracked files than this are missing.
@@ -66,6 +67,9 @@ class Status:
     header_vectors: int = 0  #: distinct header vectors in use (chunk/header.py)
     window_vectors: int = 0  #: distinct window vectors of long chunks (chunk/windows.py)
     comment_vectors: int = 0  #: distinct vectors of chunks' inner comments (the same)
+    #: vectors in use by where they came from: "model" (computed here), "cache" (the
+    #: shared vector cache), "seed" (a seed index); orphans not counted
+    vector_origins: dict[str, int] = field(default_factory=dict)
     #: "hybrid", "hybrid-partial" (some chunks wait for vectors), "lexical" or "empty"
     search: str = "empty"
     rebuild: list[str] = field(default_factory=list)  #: what the next sync will rebuild, and why
@@ -208,6 +212,14 @@ def status(
         writer_active=s.writer_active(),
         embed_rate=float(rate) if rate else None,
     )
+    names = {None: "model", ORIGIN_CACHE: "cache", ORIGIN_SEED: "seed"}
+    st.vector_origins = {
+        names.get(origin, "model"): n
+        for origin, n in s.rows(
+            "SELECT origin, count(*) FROM embeddings WHERE orphaned_at IS NULL "
+            "GROUP BY origin ORDER BY origin"
+        )
+    }
     st.parse_fallbacks = json.loads(s.meta("parse_fallbacks") or "[]")
     moving = s.next_vectors_progress()
     if moving is not None:

@@ -7,6 +7,8 @@ Rules, in order (``walk`` decides by name and stat; ``classify_content`` decides
 * ``.gitignore`` files (nested, with negations), ``.git/info/exclude``, the user's global
   git excludes, ``.scryignore`` files (same syntax, and they win over ``.gitignore``) and
   the config's ``exclude`` / ``include`` patterns;
+* a directory with its own ``.git`` (a submodule, a nested worktree or clone) is a
+  repository of its own and is not entered unless ``[index] nested_repos``;
 * symbolic links are never followed (a link inside the root points at a file that is
   walked anyway; a link out of the root must not be read);
 * lock files, minified bundles, binaries, files over ``max_file_bytes``, generated files
@@ -101,6 +103,7 @@ LOCK_FILES = frozenset(
 #: VCS and tool metadata: ignore lists and attributes are never the answer.
 META_FILES = frozenset(
     {
+        ".git",  # a worktree's or submodule's pointer to its git directory
         ".gitignore",
         ".gitattributes",
         ".gitmodules",
@@ -327,6 +330,9 @@ class Selector:
                 return "noise-dir"
         if os.path.exists(os.path.join(self.root, rel, "pyvenv.cfg")):
             return "noise-dir"  # a virtualenv, whatever its name
+        if not self.cfg.nested_repos and os.path.lexists(os.path.join(self.root, rel, ".git")):
+            if not (include is not None and include.match_file(rel + "/")):
+                return "nested-repo"  # a submodule, worktree or clone: a repository of its own
         if self.rules.ignored(rel, True):
             return "ignored"
         return None

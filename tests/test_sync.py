@@ -375,6 +375,7 @@ def test_old_schema_is_migrated_keeping_vectors(repo200: Path, tmp_path: Path) -
     # Make it a schema-1 file: no orphaned_at column, no header columns, no windows.
     conn = apsw.Connection(str(db))
     conn.execute(
+        "ALTER TABLE embeddings DROP COLUMN origin; "
         "DROP INDEX embeddings_orphaned; ALTER TABLE embeddings DROP COLUMN orphaned_at; "
         "DROP INDEX chunks_head; DROP INDEX chunks_head_emb; "
         "ALTER TABLE chunks DROP COLUMN head_hash; ALTER TABLE chunks DROP COLUMN head_emb_id; "

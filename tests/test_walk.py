@@ -203,3 +203,63 @@ def test_walk_status_and_watcher_agree_on_what_is_indexed(tmp_path: Path) -> Non
         indexed = rel in walked
         assert (missing.get(rel) == "not-synced") == indexed, (rel, missing.get(rel))
         assert watcher.relevant(str(root / rel)) == indexed, rel
+
+
+def test_nested_repositories_are_left_out_unless_configured(tmp_path: Path) -> None:
+    """A directory with its own ``.git`` (a submodule or nested worktree: a ``.git``
+    file; a vendored clone: a ``.git`` directory) is a repository of its own."""
+    _write(
+        tmp_path,
+        {
+            "a.py": "x = 1\n",
+            "libs/sub/.git": "gitdir: ../../.git/modules/sub\n",
+            "libs/sub/s.py": "x = 2\n",
+            "trees/wt/.git": "gitdir: /elsewhere/.git/worktrees/wt\n",
+            "trees/wt/w.py": "x = 3\n",
+            "clone/.git/HEAD": "ref: refs/heads/main\n",
+            "clone/c.py": "x = 4\n",
+            "plain/p.py": "x = 5\n",
+        },
+    )
+    res = walk(tmp_path)
+    assert {f.path for f in res.files} == {"a.py", "plain/p.py"}
+    assert res.skipped["nested-repo"] == 3
+    assert _paths(tmp_path, IndexConfig(nested_repos=True)) == {
+        "a.py",
+        "plain/p.py",
+        "libs/sub/s.py",
+        "trees/wt/w.py",
+        "clone/c.py",
+    }
+    # An include pattern brings one back without the setting; a `.git` file is no content.
+    assert "libs/sub/s.py" in _paths(tmp_path, IndexConfig(include=["libs/sub/"]))
+    (tmp_path / ".git").write_text("gitdir: /elsewhere/.git/worktrees/top\n")
+    assert ".git" not in _paths(tmp_path)
+
+
+def test_repo_name_is_shared_by_checkouts(tmp_path: Path) -> None:
+    """The name in each chunk's embedded context: an origin remote's last part, else a
+    linked worktree's main worktree folder, else the folder itself."""
+    from scrydb.paths import repo_name
+
+    plain = tmp_path / "plain-dir"
+    plain.mkdir()
+    assert repo_name(plain) == "plain-dir"
+    main = tmp_path / "proj"
+    (main / ".git" / "worktrees" / "feat").mkdir(parents=True)
+    (main / ".git" / "worktrees" / "feat" / "commondir").write_text("../..\n")
+    (main / ".git" / "config").write_text("[core]\n\tbare = false\n")
+    wt = tmp_path / "proj-feat"
+    wt.mkdir()
+    (wt / ".git").write_text(f"gitdir: {main / '.git' / 'worktrees' / 'feat'}\n")
+    assert repo_name(main) == "proj" and repo_name(wt) == "proj"
+    for url, name in (
+        ("git@github.com:owner/scrydb.git", "scrydb"),
+        ("https://example.org/owner/scrydb/", "scrydb"),
+        ("/srv/git/scrydb.git", "scrydb"),
+    ):
+        (main / ".git" / "config").write_text(
+            f'[core]\n\tbare = false\n[remote "upstream"]\n\turl = x/other\n'
+            f'[remote "origin"]\n\turl = {url}\n\tfetch = +refs/heads/*\n'
+        )
+        assert repo_name(main) == name and repo_name(wt) == name, url

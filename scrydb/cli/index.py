@@ -31,6 +31,11 @@ from scrydb.cli.common import (
 @click.option(
     "--cancel", is_flag=True, help="Stop a background indexer (it keeps what it committed)."
 )
+@click.option(
+    "--seed",
+    type=click.Path(dir_okay=False),
+    help="Take vectors from another index of the same model (built by CI or a colleague).",
+)
 @click.option("--background-child", is_flag=True, hidden=True)
 @json_option
 @db_option
@@ -42,6 +47,7 @@ def index_cmd(
     no_wait: bool,
     quiet: bool,
     cancel: bool,
+    seed: str | None,
     background_child: bool,
     as_json: bool,
     db: str | None,
@@ -60,6 +66,11 @@ def index_cmd(
       scry index ~/src/project --full
       scry index --no-embed      # lexical search now, embeddings later
       scry index --cancel        # stop the background indexer a first search started
+      scry index --seed ci.db    # dense-ready without the model: vectors from CI's index
+
+    Vectors are looked up in the per-user shared cache before the model is called, so a
+    second worktree, clone or branch embeds only the texts it does not share
+    ([index] shared_cache = false or SCRY_SHARED_CACHE=0 turns it off).
     """
     import signal
 
@@ -98,6 +109,8 @@ def index_cmd(
             stop_requested = True
 
         signal.signal(signal.SIGTERM, _on_term)
+        if seed is not None:
+            ix.check_seed(seed)  # before the estimate: a wrong seed is one line
         first = ix.store.scalar("SELECT count(*) FROM files") == 0
         # (No estimate while another process indexes: it is that one's first index.)
         if (first or full) and not (quiet or as_json or ix.store.writer_active()):
@@ -116,6 +129,7 @@ def index_cmd(
                         "scry: waiting for another scry process to finish indexing…", err=True
                     ),
                     cancel=lambda: stop_requested,
+                    seed=seed,
                 )
         except KeyboardInterrupt:
             st = ix.status(check_stale=False, check_git=False)

@@ -26,7 +26,7 @@ from scrydb.store.lock import WriterLock
 from scrydb.store.tables import VectorTables
 
 #: Bump on any change to schema.sql; a file with a newer version is refused.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 #: Statements that bring a file of schema N to N + 1 while keeping its data (above all
 #: its vectors, which cost minutes to hours to recompute). An older file without a path
 #: to SCHEMA_VERSION is rebuilt from nothing (the next sync says so in one line).
@@ -47,6 +47,10 @@ MIGRATIONS: dict[int, str] = {
     # 4: long chunks get window vectors (table chunk_windows, made by schema.sql).
     3: """
     ALTER TABLE chunks ADD COLUMN windows INTEGER;
+    """,
+    # 5: a vector records where it came from (the model, the shared cache, a seed).
+    4: """
+    ALTER TABLE embeddings ADD COLUMN origin INTEGER;
     """,
 }
 #: ``PRAGMA application_id`` of scrydb files ("SCRY"): tells our files from others.

@@ -17,6 +17,7 @@ from scrydb.chunk.header import header_text
 from scrydb.chunk.windows import view_texts
 from scrydb.config import Config
 from scrydb.embed import Embedder
+from scrydb.paths import repo_name
 from scrydb.store import Store
 from scrydb.walk import UTF16_BOMS, WalkedFile
 
@@ -63,6 +64,12 @@ class SyncReport:
     #: distinct windows of long chunks and comment views sent to the model
     windows_embedded: int = 0
     chunks_reused: int = 0  #: new chunk rows that got an existing vector
+    #: distinct texts whose vector came from the shared vector cache (no model call)
+    vectors_from_cache: int = 0
+    #: distinct texts whose vector came from a seed index (``--seed``)
+    vectors_from_seed: int = 0
+    #: model time those vectors saved, at this machine's measured rate (seconds)
+    seconds_saved: float = 0.0
     vectors_pruned: int = 0
     pending: int = 0  #: chunks still without a vector after this sync
     #: files read by this sync whose tree-sitter parse failed and fell back to windows
@@ -90,6 +97,8 @@ class SyncReport:
             or self.texts_embedded
             or self.headers_embedded
             or self.windows_embedded
+            or self.vectors_from_cache
+            or self.vectors_from_seed
             or self.rebuilt
         )
 
@@ -167,6 +176,9 @@ def head_hash(key: str) -> str:
 
 #: What a text sent to the model is: a chunk's body, its header, a window of a long chunk.
 BODY, HEAD, WINDOW = "body", "head", "window"
+#: ``embeddings.origin``: where a vector came from when not from the model (NULL):
+#: the shared vector cache, or a seed index (``sync/reuse.py``).
+ORIGIN_CACHE, ORIGIN_SEED = 1, 2
 
 
 def window_hash(text: str) -> str:
@@ -250,7 +262,7 @@ class Phase:
         self.progress = progress
         self.warn = warn
         self.cancel = cancel
-        self.repo_name = root.name
+        self.repo_name = repo_name(root)
 
     def embedder(self) -> Embedder:
         """The embedder (built on first use; loading it may take seconds)."""
@@ -274,6 +286,13 @@ class Phase:
         """What is embedded for a chunk's header (a chunk with a head_hash has one; the
         path stands in should the recipe have changed under a sync)."""
         return header_text(path, symbol, kind, content) or path
+
+    def count_reused(self, origin: int, n: int) -> None:
+        """Add ``n`` texts whose vector came from ``origin`` (no model call) to the report."""
+        if origin == ORIGIN_CACHE:
+            self.report.vectors_from_cache += n
+        elif origin == ORIGIN_SEED:
+            self.report.vectors_from_seed += n
 
     def count_embedded(self, kind: str, n: int) -> None:
         """Add ``n`` texts of ``kind`` (BODY, HEAD, WINDOW) sent to the model to the report."""

@@ -20,6 +20,8 @@ from scrydb.sync.base import (
     EMBED_COMMIT,
     EMBED_PAGE,
     HEAD,
+    ORIGIN_CACHE,
+    ORIGIN_SEED,
     RATE_MIN_TEXTS,
     WINDOW,
     Phase,
@@ -27,6 +29,7 @@ from scrydb.sync.base import (
     window_hash,
 )
 from scrydb.sync.models import ModelSwitch
+from scrydb.sync.reuse import Reuse, SeedIndex, make_reuse
 
 #: A chunk whose body, header or a window waits for a vector.
 PENDING_SQL = (
@@ -42,6 +45,8 @@ class EmbeddingPhase(Phase):
     def __init__(self, *args: Any, switch: ModelSwitch, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.switch = switch
+        #: another index to take vectors from (``--seed``), set by the Syncer
+        self.seed: SeedIndex | None = None
 
     def track_orphans(self) -> None:
         """Stamp vectors that lost their last chunk, unstamp reused ones, and drop the
@@ -231,12 +236,21 @@ class EmbeddingPhase(Phase):
         self.derive_heads()
         self.derive_windows()
         if s.meta("next_embedder") is not None:
+            self.switch.seed = self.seed
             self.switch.embed_all()
             return
         if not s.scalar(PENDING_SQL):
             return
         emb = self.embedder()
         self._ensure_vec_tables(emb)
+        reuse = make_reuse(self.config, self.embedder_id, emb.dim, self.seed, self.warn)
+        try:
+            self._embed_pending(emb, reuse)
+        finally:
+            reuse.close()
+
+    def _embed_pending(self, emb: Embedder, reuse: Reuse) -> None:
+        s = self.store
         total = self._pending_texts()
         done = 0
         self.progress("embed", 0, total)
@@ -255,6 +269,20 @@ class EmbeddingPhase(Phase):
             items = sorted(
                 ((h, t) for h, t in texts.items() if h not in known), key=lambda it: len(it[1])
             )  # similar lengths batch with little padding
+            found, items = reuse.take(items)
+            for origin in (ORIGIN_CACHE, ORIGIN_SEED):
+                got = [(h, v) for h, v, o in found if o == origin]
+                for j in range(0, len(got), EMBED_PAGE):
+                    part_found = got[j : j + EMBED_PAGE]
+                    self._store_vectors(
+                        [h for h, _ in part_found],
+                        np.stack([v for _, v in part_found]),
+                        origin=origin,
+                    )
+                self.count_reused(origin, len(got))
+                done += len(got)
+            if found:
+                self.progress("embed", done, max(total, done))
             for i in range(0, len(items), EMBED_COMMIT):
                 if self._cancelled():
                     break
@@ -266,6 +294,7 @@ class EmbeddingPhase(Phase):
                     rate_s += time.perf_counter() - t0
                 calls += 1
                 self._store_vectors([h for h, _ in part], vecs)
+                reuse.give(part, vecs)
                 done += len(part)
                 self.count_embedded(kind, len(part))
                 self.progress("embed", done, max(total, done))
@@ -295,7 +324,11 @@ class EmbeddingPhase(Phase):
             [(eid,) for _h, eid in pairs],
         )
 
-    def _store_vectors(self, hashes: list[str], vecs: np.ndarray) -> None:
+    def _store_vectors(
+        self, hashes: list[str], vecs: np.ndarray, origin: int | None = None
+    ) -> None:
+        """Store vectors under their hashes and link the chunks waiting for them;
+        ``origin`` says where they came from (None: the model; ``sync.reuse``)."""
         s = self.store
         c = s.conn
         with s.transaction():
@@ -308,8 +341,12 @@ class EmbeddingPhase(Phase):
                 if eid is None:
                     seq += 1
                     eid = seq
-                    c.execute("INSERT INTO embeddings(id, text_hash) VALUES (?, ?)", (eid, h))
+                    c.execute(
+                        "INSERT INTO embeddings(id, text_hash, origin) VALUES (?, ?, ?)",
+                        (eid, h, origin),
+                    )
                 else:
+                    c.execute("UPDATE embeddings SET origin = ? WHERE id = ?", (origin, eid))
                     c.execute("DELETE FROM vec_float WHERE rowid = ?", (eid,))
                     c.execute("DELETE FROM vec_bit WHERE rowid = ?", (eid,))
                 rows.append((eid, np.ascontiguousarray(v, dtype=np.float32).tobytes(), h))

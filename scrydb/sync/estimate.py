@@ -9,7 +9,9 @@ from pathlib import Path
 from scrydb import langs
 from scrydb.chunk import chunk_file
 from scrydb.config import Config
-from scrydb.sync.base import ESTIMATE_SAMPLE, decode, text_hash
+from scrydb.paths import repo_name
+from scrydb.store.vcache import VectorCache, text_key
+from scrydb.sync.base import ESTIMATE_SAMPLE, decode, embed_header, text_hash
 from scrydb.walk import classify_content, walk
 
 
@@ -25,10 +27,21 @@ class Estimate:
     seconds_embed: float  #: embedding at ``rate``
     rate: float  #: texts/s
     rate_measured: bool  #: measured on this machine (else the documented default)
+    #: share of the sample's chunk texts already in the shared vector cache (0: none, or
+    #: no cache): the model embeds only the rest
+    cached: float = 0.0
 
 
-def estimate(root: Path, config: Config, rate: float, rate_measured: bool) -> Estimate:
-    """Walk ``root`` (stat only), read and chunk a sample of its files, and extrapolate."""
+def estimate(
+    root: Path,
+    config: Config,
+    rate: float,
+    rate_measured: bool,
+    cache: VectorCache | None = None,
+) -> Estimate:
+    """Walk ``root`` (stat only), read and chunk a sample of its files, and extrapolate;
+    with ``cache``, the sample's chunk texts are looked up there (another worktree or
+    clone of the repository has most of them)."""
     files = walk(root, config.index).files
     total = sum(f.size for f in files)
     step = max(1, len(files) // ESTIMATE_SAMPLE)
@@ -37,6 +50,9 @@ def estimate(root: Path, config: Config, rate: float, rate_measured: bool) -> Es
     s_bytes = s_chunks = 0
     hashes: set[str] = set()
     s_texts = 0
+    keys: list[bytes] = []
+    name = repo_name(root)
+    cut = config.index.embed_max_chars
     for f in sample:
         try:
             data = (root / f.path).read_bytes()[: config.index.max_file_bytes + 1]
@@ -52,6 +68,10 @@ def estimate(root: Path, config: Config, rate: float, rate_measured: bool) -> Es
             if h not in hashes:
                 hashes.add(h)
                 s_texts += 1
+                if cache is not None:
+                    # (The text a sync embeds for a body: sync.base.Phase.body_text.)
+                    keys.append(text_key(embed_header(name, f.path, c.symbol) + c.content[:cut]))
+    cached = len(cache.get(keys)) / len(keys) if cache is not None and keys else 0.0
     elapsed = time.perf_counter() - t0
     scale = total / s_bytes if s_bytes else 0.0
     chunks = round(s_chunks * scale)
@@ -64,7 +84,8 @@ def estimate(root: Path, config: Config, rate: float, rate_measured: bool) -> Es
         chunks=chunks,
         texts=texts,
         seconds_lexical=elapsed * scale,
-        seconds_embed=texts / rate if rate > 0 else 0.0,
+        seconds_embed=texts * (1 - cached) / rate if rate > 0 else 0.0,
         rate=rate,
         rate_measured=rate_measured,
+        cached=cached,
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from scrydb.embed import Embedder
 from scrydb.errors import ScryError
 from scrydb.sync.base import (
     BODY,
@@ -18,10 +19,14 @@ from scrydb.sync.base import (
     embed_config_json,
     embed_recipe,
 )
+from scrydb.sync.reuse import Reuse, SeedIndex, make_reuse
 
 
 class ModelSwitch(Phase):
     """Probes a newly configured embedder and moves the index over to it."""
+
+    #: another index to take vectors from (``--seed``), set by the embedding phase
+    seed: SeedIndex | None = None
 
     def _embedder_target(self) -> str | None:
         """The identity (model + embedded-text recipe) the configured embedder would give
@@ -123,8 +128,15 @@ class ModelSwitch(Phase):
         """A model change under way: embed every distinct chunk text, header and window
         with the new model into ``vec_next`` (one transaction per EMBED_COMMIT; a killed run
         resumes), then switch to the new vectors in one transaction."""
-        s = self.store
         emb = self.embedder()
+        reuse = make_reuse(self.config, self.embedder_id, emb.dim, self.seed, self.warn)
+        try:
+            self._embed_all(emb, reuse)
+        finally:
+            reuse.close()
+
+    def _embed_all(self, emb: Embedder, reuse: Reuse) -> None:
+        s = self.store
         bodies = (
             "FROM chunks c JOIN files f ON f.id = c.file_id WHERE NOT EXISTS "
             "(SELECT 1 FROM vec_next n WHERE n.text_hash = c.text_hash)"
@@ -171,24 +183,36 @@ class ModelSwitch(Phase):
             if not texts:
                 break
             items = sorted(texts.items(), key=lambda it: len(it[1]))
+            found, items = reuse.take(items)
+            if found:
+                self._put_next([h for h, _v, _o in found], [v for _h, v, _o in found])
+                for origin in {o for _h, _v, o in found}:
+                    self.count_reused(origin, sum(1 for f in found if f[2] == origin))
+                done += len(found)
+                self.progress("embed", done, max(total, done))
             for i in range(0, len(items), EMBED_COMMIT):
                 if self._cancelled():
                     break
                 part = items[i : i + EMBED_COMMIT]
                 vecs = emb.embed_documents([t for _, t in part])
-                with s.transaction():
-                    s.conn.executemany(
-                        "INSERT OR REPLACE INTO vec_next(text_hash, vector) VALUES (?, ?)",
-                        [
-                            (h, np.ascontiguousarray(v, dtype=np.float32).tobytes())
-                            for (h, _), v in zip(part, vecs, strict=True)
-                        ],
-                    )
+                self._put_next([h for h, _ in part], list(vecs))
+                reuse.give(part, vecs)
                 done += len(part)
                 self.count_embedded(kind, len(part))
                 self.progress("embed", done, max(total, done))
         if not self._cancelled():
             self._switch_vectors()
+
+    def _put_next(self, hashes: list[str], vecs: list[np.ndarray]) -> None:
+        """Store new-model vectors in ``vec_next`` (one transaction)."""
+        with self.store.transaction():
+            self.store.conn.executemany(
+                "INSERT OR REPLACE INTO vec_next(text_hash, vector) VALUES (?, ?)",
+                [
+                    (h, np.ascontiguousarray(v, dtype=np.float32).tobytes())
+                    for h, v in zip(hashes, vecs, strict=True)
+                ],
+            )
 
     def _switch_vectors(self) -> None:
         """Replace the old model's vectors by the complete new set, in one transaction."""

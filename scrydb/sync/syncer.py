@@ -12,12 +12,14 @@ from typing import Any
 from scrydb.config import Config
 from scrydb.embed import Embedder
 from scrydb.errors import ScryError
+from scrydb.paths import repo_name
 from scrydb.store import SCHEMA_VERSION, Store, scrydb_version
 from scrydb.sync.base import Progress, SyncReport, _counter_text, fingerprint
 from scrydb.sync.changes import detect
 from scrydb.sync.embedding import EmbeddingPhase
 from scrydb.sync.lexical import LexicalPhase
 from scrydb.sync.models import ModelSwitch
+from scrydb.sync.reuse import SeedIndex
 
 
 class Syncer:
@@ -43,6 +45,7 @@ class Syncer:
         embedder_id: str | None = None,
         exclude: Iterable[str] = (),
         cancel: Callable[[], bool] | None = None,
+        seed: str | os.PathLike[str] | None = None,
     ) -> None:
         self.store = store
         self.root = root
@@ -50,11 +53,12 @@ class Syncer:
         self._embedder_factory = embedder
         self.embedder_id = embedder_id
         self.exclude = frozenset(exclude)
+        self.seed = seed
         self.progress = progress or (lambda phase, done, total: None)
         self.warn = warn or (lambda msg: None)
         self.cancel = cancel or (lambda: False)
         self.report = SyncReport()
-        self.repo_name = root.name
+        self.repo_name = repo_name(root)
         self._model: Embedder | None = None
         factory = self._embedder if embedder is not None else None
 
@@ -88,6 +92,19 @@ class Syncer:
         if not (self.root.is_dir() and os.access(self.root, os.R_OK | os.X_OK)):
             # A vanished or unreadable root must not read as "every file was deleted".
             raise ScryError(f"cannot read the repository root {self.root}; the index is unchanged")
+        seed = None
+        if self.seed is not None:
+            # Checked before anything changes: a seed of another fingerprint is one error.
+            seed = SeedIndex.open(self.seed, self.config, str(self.embedder_id), self.store.path)
+        try:
+            self.embedding.seed = seed
+            return self._run(t0, scan_ns, full, embed)
+        finally:
+            self.embedding.seed = None
+            if seed is not None:
+                seed.close()
+
+    def _run(self, t0: float, scan_ns: int, full: bool, embed: bool) -> SyncReport:
         self._check_fingerprint(full)
         ch = detect(self.store, self.root, self.config, self.exclude, self.report)
         self.report.seconds_scan = time.perf_counter() - t0
