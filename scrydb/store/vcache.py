@@ -92,6 +92,7 @@ class CacheStats:
         self.hits = 0
         self.stored = 0
         self.evicted = 0
+        self.seconds = 0.0  #: spent in lookups and writes (opening included)
 
 
 class VectorCache:
@@ -286,6 +287,13 @@ class VectorCache:
         wanted = list(dict.fromkeys(keys))
         if not wanted:
             return {}
+        t0 = time.perf_counter()
+        try:
+            return self._get_guarded(wanted)
+        finally:
+            self.stats.seconds += time.perf_counter() - t0
+
+    def _get_guarded(self, wanted: list[bytes]) -> dict[bytes, np.ndarray]:
         for _attempt in range(2):  # again once after a damaged file was replaced
             conn = self._connection()
             if conn is None:
@@ -330,6 +338,13 @@ class VectorCache:
         the file under its bound."""
         if not keys or self.readonly:
             return
+        t0 = time.perf_counter()
+        try:
+            self._put(keys, vectors)
+        finally:
+            self.stats.seconds += time.perf_counter() - t0
+
+    def _put(self, keys: list[bytes], vectors: np.ndarray) -> None:
         vecs = np.ascontiguousarray(vectors, dtype="<f4")
         if vecs.shape != (len(keys), self.dim):
             return

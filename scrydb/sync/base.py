@@ -70,6 +70,8 @@ class SyncReport:
     vectors_from_seed: int = 0
     #: model time those vectors saved, at this machine's measured rate (seconds)
     seconds_saved: float = 0.0
+    #: time spent on the shared cache itself (hashing texts, lookups, writes)
+    seconds_cache: float = 0.0
     vectors_pruned: int = 0
     pending: int = 0  #: chunks still without a vector after this sync
     #: files read by this sync whose tree-sitter parse failed and fell back to windows

@@ -247,6 +247,7 @@ class EmbeddingPhase(Phase):
         try:
             self._embed_pending(emb, reuse)
         finally:
+            self.report.seconds_cache += reuse.seconds
             reuse.close()
 
     def _embed_pending(self, emb: Embedder, reuse: Reuse) -> None:

@@ -133,6 +133,7 @@ class ModelSwitch(Phase):
         try:
             self._embed_all(emb, reuse)
         finally:
+            self.report.seconds_cache += reuse.seconds
             reuse.close()
 
     def _embed_all(self, emb: Embedder, reuse: Reuse) -> None:

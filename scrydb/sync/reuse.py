@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -166,6 +167,12 @@ class Reuse:
         self.cache = cache
         self.seed = seed if seed is not None and seed.dim == dim else None
         self.dim = dim
+        self._seconds = 0.0
+
+    @property
+    def seconds(self) -> float:
+        """Time spent on the shared cache: hashing texts, lookups, writes."""
+        return self._seconds + (self.cache.stats.seconds if self.cache is not None else 0.0)
 
     def take(
         self, items: list[tuple[str, str]]
@@ -174,7 +181,9 @@ class Reuse:
         found: list[tuple[str, np.ndarray, int]] = []
         rest = items
         if self.cache is not None and rest:
+            t0 = time.perf_counter()
             keys = [text_key(t) for _h, t in rest]
+            self._seconds += time.perf_counter() - t0
             hits = self.cache.get(keys)
             if hits:
                 left = []
@@ -199,7 +208,10 @@ class Reuse:
     def give(self, items: list[tuple[str, str]], vectors: np.ndarray) -> None:
         """Remember the model's vectors of ``items`` in the shared cache."""
         if self.cache is not None:
-            self.cache.put([text_key(t) for _h, t in items], vectors)
+            t0 = time.perf_counter()
+            keys = [text_key(t) for _h, t in items]
+            self._seconds += time.perf_counter() - t0
+            self.cache.put(keys, vectors)
 
     def close(self) -> None:
         """Close the cache file (the seed is closed by whoever opened it)."""
