@@ -69,6 +69,16 @@ def run_scry(
     )
 
 
+def git(repo: Path, *args: str) -> None:
+    """Run a real git command in ``repo`` (a test identity, no signing); fails loudly."""
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+    )
+
+
 # -- the extended reliability run (``--slow`` or ``SCRY_SLOW=1``) --------------------------
 
 

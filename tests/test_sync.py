@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 import apsw
 import pytest
+from conftest import git
 from synth_repo import (
     FakeEmbedder,
     assert_consistent,
@@ -164,23 +164,14 @@ def test_orphans_beyond_keep_drop_the_longest_orphaned(repo200: Path, tmp_path: 
         assert_consistent(ix)
 
 
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
-
-
 def _branch_switch(tmp_path: Path, modes: tuple[str, ...]) -> None:
     """main -> feature -> main -> feature on a real git repo; after each checkout the
     incremental index must equal a fresh index of the same tree, and rank alike."""
     repo = write_synth(tmp_path / "g", 60, varied=True)
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "main")
-    _git(repo, "checkout", "-q", "-b", "feature")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "main")
+    git(repo, "checkout", "-q", "-b", "feature")
     for i in range(0, 60, 3):  # edit a third of the files, delete some, add others
         p = repo / module_path(i)
         p.write_text(p.read_text().replace("    return ", f"    check_{i}()\n    return ", 1))
@@ -190,15 +181,15 @@ def _branch_switch(tmp_path: Path, modes: tuple[str, ...]) -> None:
         p = repo / module_path(i)
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(module_text(i, 3, varied=True))
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "feature")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "feature")
 
     queries = ["retry backoff deadline", "parse the manifest of a tenant", "check_9", "user"]
     fake = FakeEmbedder()
     with scrydb.open(repo, db=tmp_path / "inc.db", embedder=fake) as ix:
         ix.sync()
         for n, branch in enumerate(["main", "feature", "main", "feature"]):
-            _git(repo, "checkout", "-q", branch)
+            git(repo, "checkout", "-q", branch)
             fake.texts.clear()
             rep = ix.sync()
             if n >= 2:  # both branches seen: every vector is reused (kept orphans)

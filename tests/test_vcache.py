@@ -15,7 +15,7 @@ from pathlib import Path
 import apsw
 import numpy as np
 import pytest
-from conftest import run_scry
+from conftest import git, run_scry
 from sample_repo import write_repo
 
 import scrydb
@@ -27,20 +27,11 @@ from scrydb.sync.reuse import shared_cache_dir
 pytestmark = pytest.mark.slow
 
 
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false", *args],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-    )
-
-
 def _git_repo(root: Path) -> Path:
     repo = write_repo(root)
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "init")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
     return repo
 
 
@@ -80,7 +71,7 @@ def _cache_count(path: Path) -> int:
 
 def test_second_worktree_embeds_nothing_already_embedded(tmp_path: Path) -> None:
     main = _git_repo(tmp_path / "shop")
-    _git(main, "worktree", "add", "-q", "-b", "feature", str(tmp_path / "shop-feature"))
+    git(main, "worktree", "add", "-q", "-b", "feature", str(tmp_path / "shop-feature"))
     wt = tmp_path / "shop-feature"
     assert repo_name(wt) == "shop"  # the worktree's texts name the repository, not the folder
 
@@ -119,7 +110,7 @@ def test_second_worktree_embeds_nothing_already_embedded(tmp_path: Path) -> None
 def test_clones_share_vectors_and_the_summary_says_so(tmp_path: Path) -> None:
     a = _git_repo(tmp_path / "a" / "shop")
     b = tmp_path / "b" / "shop-copy"
-    _git(tmp_path, "clone", "-q", str(a), str(b))
+    git(tmp_path, "clone", "-q", str(a), str(b))
     assert repo_name(b) == "shop"  # named by its origin remote
 
     r1 = run_scry("index", str(a), "--db", str(tmp_path / "a.db"), cwd=tmp_path)
