@@ -30,6 +30,10 @@ class Filter:
             p = p[2:]
         self.path = p.strip("/") if p not in ("", ".", "./") else ""
         self.glob = any(ch in self.path for ch in "*?[")
+        # A negated bracket is written [!a] (shell, gitignore, fnmatch) or [^a] (SQLite
+        # GLOB, regexes): both are taken, and each side gets its own dialect.
+        self._glob_sql = self.path.replace("[!", "[^") if self.glob else ""
+        self._glob_py = self.path.replace("[^", "[!") if self.glob else ""
         self.active = bool(self.langs or self.path)
 
     def sql(self) -> tuple[str, list[Any]]:
@@ -42,7 +46,7 @@ class Filter:
         if self.path:
             if self.glob:
                 parts.append("(f.path GLOB ? OR f.path GLOB ?)")
-                params += [self.path, self.path + "/*"]
+                params += [self._glob_sql, self._glob_sql + "/*"]
             else:
                 prefix = self.path + "/"
                 parts.append("(f.path = ? OR substr(f.path, 1, ?) = ?)")
@@ -56,7 +60,7 @@ class Filter:
         if not self.path:
             return True
         if self.glob:
-            return fnmatch.fnmatchcase(path, self.path) or fnmatch.fnmatchcase(
-                path, self.path + "/*"
+            return fnmatch.fnmatchcase(path, self._glob_py) or fnmatch.fnmatchcase(
+                path, self._glob_py + "/*"
             )
         return path == self.path or path.startswith(self.path + "/")

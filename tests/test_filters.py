@@ -1,0 +1,50 @@
+"""``search/filters.py``: the SQL form and the in-memory form of a filter agree, on a
+real SQLite table, for prefixes, globs and both spellings of a negated bracket."""
+
+from __future__ import annotations
+
+import apsw
+import pytest
+
+from scrydb.search.filters import Filter
+
+PATHS = [
+    ("a.py", "python"),
+    ("b.py", "python"),
+    ("src/a.py", "python"),
+    ("src/b.ts", "typescript"),
+    ("src/sub/c.py", "python"),
+    ("docs/readme.md", "markdown"),
+    ("abc.py", "python"),
+]
+
+
+def _sql_paths(f: Filter) -> set[str]:
+    conn = apsw.Connection(":memory:")
+    conn.execute("CREATE TABLE files(path TEXT, lang TEXT)")
+    conn.executemany("INSERT INTO files VALUES (?, ?)", PATHS)
+    where, params = f.sql()
+    rows = conn.execute(f"SELECT f.path FROM files f WHERE 1 {where}", params)
+    return {r[0] for r in rows}
+
+
+@pytest.mark.parametrize(
+    ("path", "lang", "want"),
+    [
+        # (``*`` crosses "/" in both dialects, as in a gitignore pattern with a slash.)
+        ("[!a]*.py", None, {"b.py", "src/a.py", "src/sub/c.py"}),
+        ("[^a]*.py", None, {"b.py", "src/a.py", "src/sub/c.py"}),
+        ("[ab]*.py", None, {"a.py", "b.py", "abc.py"}),
+        ("src", None, {"src/a.py", "src/b.ts", "src/sub/c.py"}),
+        ("src/*.py", None, {"src/a.py", "src/sub/c.py"}),
+        ("src/[!a]*", None, {"src/b.ts", "src/sub/c.py"}),
+        ("*.md", None, {"docs/readme.md"}),
+        ("src", "py", {"src/a.py", "src/sub/c.py"}),
+        (None, "ts", {"src/b.ts"}),
+    ],
+)
+def test_sql_and_memory_agree(path: str | None, lang: str | None, want: set[str]) -> None:
+    f = Filter(lang, path)
+    in_memory = {p for p, lg in PATHS if f.matches(p, lg)}
+    assert in_memory == want
+    assert _sql_paths(f) == want
