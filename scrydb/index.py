@@ -22,7 +22,7 @@ from scrydb.config import Config, find_config
 from scrydb.embed import Embedder, embedder_id, make_embedder
 from scrydb.errors import IndexError_, ScryError
 from scrydb.paths import cache_dir, default_db_path, find_root, storable
-from scrydb.results import Match, ReadResult, Results
+from scrydb.results import READ_MAX_LINES, Match, ReadResult, Results
 from scrydb.search.engine import SearchEngine
 from scrydb.status import Status
 from scrydb.store import IndexWriteError, Store, friendly_errors
@@ -36,8 +36,6 @@ from scrydb.sync import (
 )
 from scrydb.sync.reuse import SeedIndex, open_shared_cache
 
-#: Most lines ``read`` serves in one call.
-READ_MAX_LINES = 400
 #: Texts/s assumed for an embedder never measured here: the packaged MiniLM on 2 cores
 #: with 1,500-char chunks (DESIGN.md).
 DEFAULT_EMBED_RATE = 22.0

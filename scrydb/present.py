@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from scrydb.errors import ScryError
 from scrydb.paths import split_target
-from scrydb.results import Hit, Match, ReadResult, Results
+from scrydb.results import READ_MAX_LINES, Hit, Match, ReadResult, Results
 
 if TYPE_CHECKING:
     from scrydb.status import Status
@@ -171,8 +171,7 @@ def err(msg: str) -> None:
 TOKENS_PER_HIT = 150
 #: ... but never less than this (a 2-hit answer keeps readable snippets).
 MIN_BUDGET = 600
-#: Most lines and characters one ``read`` returns (a larger file is read in pages).
-READ_MAX_LINES = 300
+#: Most characters one ``read`` returns (lines: ``results.READ_MAX_LINES``).
 READ_MAX_CHARS = 40_000
 
 TOOL_INSTRUCTIONS = (

@@ -10,6 +10,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+#: Most lines one ``read`` serves: ``scry read``, the MCP ``read`` tool and
+#: ``Index.read`` alike (a larger range is read in pages).
+READ_MAX_LINES = 300
+
 
 @dataclass
 class Hit:
