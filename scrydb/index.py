@@ -424,7 +424,7 @@ class Index:
         ``check_stale`` walks the working tree (stat only) to count what a sync would
         change; ``check_git`` asks git which tracked files the index lacks, and why.
         """
-        return status_mod.status(
+        st = status_mod.status(
             self.store,
             self.root,
             self.config,
@@ -434,6 +434,19 @@ class Index:
             check_stale=check_stale,
             check_git=check_git,
         )
+        cache = self._existing_shared_cache()
+        if cache is not None:
+            try:
+                files = [Path(str(cache.path) + s) for s in ("", "-wal")]
+                st.shared_cache = {
+                    "path": str(cache.path),
+                    "vectors": cache.count(),
+                    "bytes": sum(f.stat().st_size for f in files if f.exists()),
+                    "bound_bytes": cache.max_bytes,
+                }
+            finally:
+                cache.close()
+        return st
 
 
 def safe_relpath(path: str) -> str:

@@ -388,7 +388,14 @@ def origin_lines(st: Status) -> list[str]:
     ]
     if o.get("seed"):
         parts.append(f"{o['seed']} from a seed index")
-    return ["origin    vectors: " + ", ".join(parts)]
+    lines = ["origin    vectors: " + ", ".join(parts)]
+    c = st.shared_cache
+    if c:
+        lines.append(
+            f"cache     {c['path']}: {c['vectors']} vectors, {c['bytes'] / 2**20:.1f} MB "
+            f"(bound {c['bound_bytes'] / 2**20:.0f} MB; shared by every checkout on this machine)"
+        )
+    return lines
 
 
 def index_summary(root: object, rep: SyncReport) -> str:

@@ -85,6 +85,9 @@ class Status:
     parse_fallbacks: list[str] = field(default_factory=list)
     #: a background indexer running now: {"pid", "started", "log", "root"}
     background: dict[str, Any] | None = None
+    #: this model's shared vector cache: {"path", "vectors", "bytes", "bound_bytes"}
+    #: (None: turned off, or no file yet)
+    shared_cache: dict[str, Any] | None = None
 
     @property
     def fresh(self) -> bool | None:

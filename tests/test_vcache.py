@@ -95,6 +95,9 @@ def test_second_worktree_embeds_nothing_already_embedded(tmp_path: Path) -> None
     assert origins == {"cache": second["vectors_from_cache"]}
     text = run_scry("status", str(wt), "--db", str(tmp_path / "wt.db"), cwd=tmp_path).stdout
     assert "0 computed here by the model" in text and "from the shared vector cache" in text
+    cache_info = json.loads(st.stdout)["shared_cache"]
+    assert cache_info["vectors"] == second["vectors_from_cache"] and cache_info["bytes"] > 0
+    assert f"{cache_info['vectors']} vectors" in text
 
     # A branch that changes one file re-embeds only that file's new texts.
     (wt / "app" / "retry.py").write_text(
