@@ -272,16 +272,12 @@ class EmbeddingPhase(Phase):
             )  # similar lengths batch with little padding
             found, items = reuse.take(items)
             for origin in (ORIGIN_CACHE, ORIGIN_SEED):
-                got = [(h, v) for h, v, o in found if o == origin]
-                for j in range(0, len(got), EMBED_PAGE):
-                    part_found = got[j : j + EMBED_PAGE]
-                    self._store_vectors(
-                        [h for h, _ in part_found],
-                        np.stack([v for _, v in part_found]),
-                        origin=origin,
-                    )
-                self.count_reused(origin, len(got))
-                done += len(got)
+                got = [(h, v) for h, v, o in found if o == origin]  # (at most a page)
+                if got:
+                    hashes = [h for h, _ in got]
+                    self._store_vectors(hashes, np.stack([v for _, v in got]), origin=origin)
+                    self.count_reused(origin, len(got))
+                    done += len(got)
             if found:
                 self.progress("embed", done, max(total, done))
             for i in range(0, len(items), EMBED_COMMIT):

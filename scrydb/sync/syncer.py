@@ -12,7 +12,6 @@ from typing import Any
 from scrydb.config import Config
 from scrydb.embed import Embedder
 from scrydb.errors import ScryError
-from scrydb.paths import repo_name
 from scrydb.store import SCHEMA_VERSION, Store, scrydb_version
 from scrydb.sync.base import Progress, SyncReport, _counter_text, fingerprint
 from scrydb.sync.changes import detect
@@ -58,7 +57,6 @@ class Syncer:
         self.warn = warn or (lambda msg: None)
         self.cancel = cancel or (lambda: False)
         self.report = SyncReport()
-        self.repo_name = repo_name(root)
         self._model: Embedder | None = None
         factory = self._embedder if embedder is not None else None
 
