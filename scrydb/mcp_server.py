@@ -36,7 +36,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field, ValidationError
 
-from scrydb import langs, present
+from scrydb import firstuse, langs, present
 from scrydb.config import CONFIG_NAME, Config
 from scrydb.embed import Embedder
 from scrydb.errors import EmbedderError, ScryError
@@ -202,7 +202,12 @@ class ScryService:
         # The writer first: it creates the file and schema the reader then opens.
         self._opened: Index | None = self._open_writer(root_path, db)
         self.root, self.db_path = self._opened.root, self._opened.db_path
-        self._had_index = self._opened.store.meta("last_sync") is not None
+        # The first-use policy the CLI follows too; here the watcher runs it (lexical pass
+        # first, then embeddings in this process) and the tools wait for the lexical pass.
+        plan = firstuse.plan(self._opened, embed=embed, allow_background=False)
+        self._had_index = not plan.first
+        if plan.first:
+            self.warn(str(plan.notice(self.root)))
         self.state = _SyncState()
         self.watcher = self._watcher(watch)
         self._reader_lock = threading.Lock()
@@ -301,13 +306,10 @@ class ScryService:
         while not self.lexical_ready:
             error = self.state.error_now(self.watcher.syncs)
             if error is not None or self.watcher.phase == "stopped":
-                return [f"note: the first index could not be built ({error or 'stopped'})"]
+                return [str(firstuse.first_index_note(error or "stopped", False, ""))]
             cancel.check()
             if time.monotonic() >= deadline:
-                return [
-                    f"note: the first index is still being built ({self.describe()}): "
-                    "results are incomplete"
-                ]
+                return [str(firstuse.first_index_note(None, False, self.describe()))]
             self.watcher.lexical_ready.wait(0.1)
         return []
 

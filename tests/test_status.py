@@ -203,7 +203,7 @@ def test_first_index_estimate_and_confirmation(tmp_path: Path) -> None:
     # Not on a terminal: the estimate is printed, nothing is asked.
     r = run_scry("index", "--full", "--no-embed", cwd=repo, env=env)
     assert r.returncode == 0 and "full rebuild of" in r.stderr and "Continue?" not in r.stderr
-    assert "(no embeddings: --no-embed)" in r.stderr
+    assert "(no embeddings now)" in r.stderr
 
 
 def test_index_no_wait_fails_clearly_when_locked(tmp_path: Path) -> None:

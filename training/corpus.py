@@ -1093,8 +1093,17 @@ def main() -> int:
             continue
         use.append(p)
     t0 = time.time()
-    for p in use:
-        ensure_archive(p, cache)
+    unavailable = []
+    for p in list(use):
+        try:
+            ensure_archive(p, cache)
+        except RuntimeError as e:
+            # a registry that no longer serves the pinned version (Debian replaces a package
+            # with its security update): rebuilt without it, counted and named in stats.json
+            print(f"corpus.py: UNAVAILABLE {p['registry']}:{p['name']}: {e}", file=sys.stderr)
+            unavailable.append(f"{p['registry']}:{p['name']}={p['version']}")
+            drops["package-unavailable"] += 1
+            use.remove(p)
     print(f"corpus.py: {len(use)} archives verified ({time.time() - t0:.0f}s)", file=sys.stderr)
 
     results: dict[str, list[dict]] = {}
@@ -1159,6 +1168,7 @@ def main() -> int:
         "packages_in_manifest": len(pkgs),
         "packages_used": len(use),
         "packages_refused": refused,
+        "packages_unavailable": unavailable,
         "heldout_packages": sorted(
             p["name"] for p in use if is_heldout(p["name"], args.heldout, args.seed)
         ),

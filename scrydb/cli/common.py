@@ -20,10 +20,6 @@ from scrydb.errors import ScryError
 EXIT_NO_RESULTS = 1
 EXIT_ERROR = 2
 
-#: ``scry search`` embeds pending chunks itself when there are at most this many
-#: (an edit or two); more are left to ``scry index`` / ``scry watch``.
-AUTO_EMBED_MAX = 64
-
 
 def db_option(f: Callable[..., Any]) -> Callable[..., Any]:
     f = click.option(
@@ -216,7 +212,7 @@ def confirm_first_index(ix: Any, ask: bool, embed: bool = True, full: bool = Fal
             + ")"
         )
     else:
-        line += " (no embeddings: --no-embed)"
+        line += " (no embeddings now)"
     click.echo(line, err=True)
     if (
         ask
@@ -256,13 +252,15 @@ def auto_sync(
     no_background: bool = False,
     config: str | None = None,
 ) -> None:
-    """Create the index on first use; afterwards a cheap incremental sync if nobody else writes.
+    """Run the first-use policy (:mod:`scrydb.firstuse`) before a command answers.
 
-    A first index builds the lexical index here and, unless ``[index] background = false``
-    or ``--no-background``, leaves the embeddings to a detached ``scry index``; searches
-    meanwhile answer lexically and then use whatever vectors exist.
-    ``embed=False`` (``locate``) never loads the model: a first index is lexical only.
+    A first index (never indexed, or a first index that was stopped) builds the lexical
+    index here and, unless ``[index] background = false`` or ``--no-background``, leaves
+    the embeddings to a detached ``scry index``; searches meanwhile answer lexically and
+    then use whatever vectors exist. An existing index gets a cheap incremental sync if
+    nobody else writes. ``embed=False`` (``locate``) never loads the model.
     """
+    from scrydb import firstuse
     from scrydb.errors import LockedError
     from scrydb.store import IndexWriteError
 
@@ -270,18 +268,15 @@ def auto_sync(
         if ix.store.write_denied and not no_sync:
             click.echo(f"scry: note: {ix.store.write_denied}: answering from it unsynced", err=True)
         return
-    first = (
-        ix.store.scalar("SELECT count(*) FROM files") == 0 and ix.store.meta("last_sync") is None
-    )
-    if first:
-        in_background = embed and ix.config.index.background and not no_background
+    plan = firstuse.plan(ix, embed=embed, no_sync=no_sync, allow_background=not no_background)
+    if plan.first:
         if not quiet:
-            click.echo(f"scry: no index for {ix.root} yet: indexing it now (once)…", err=True)
+            click.echo(f"scry: {plan.notice(ix.root)}", err=True)
             if not ix.store.writer_active():
                 confirm_first_index(ix, ask=True, embed=embed)
         with progress_bar(not quiet) as prog:
-            ix.sync(progress=prog, warn=warn, embed=embed and not in_background)
-        if in_background and ix.store.scalar("SELECT 1 FROM chunks LIMIT 1"):
+            ix.sync(progress=prog, warn=warn, embed=plan.embed_now)
+        if plan.background and ix.store.has_chunks():
             from scrydb import background
 
             bg = background.start(ix.root, ix.db_path, config)
@@ -293,11 +288,11 @@ def auto_sync(
                     err=True,
                 )
         return
-    if no_sync:
+    if not plan.sync:
         return
     try:
         rep = ix.sync(embed=False, wait=False, warn=warn, probe=embed)
-        if embed and 0 < rep.pending <= AUTO_EMBED_MAX:
+        if firstuse.embed_after_sync(rep.pending, embed):
             ix.sync(wait=False, warn=warn)
     except LockedError:
         pass  # someone is indexing: search what is committed

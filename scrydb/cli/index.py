@@ -111,7 +111,9 @@ def index_cmd(
         signal.signal(signal.SIGTERM, _on_term)
         if seed is not None:
             ix.check_seed(seed)  # before the estimate: a wrong seed is one line
-        first = ix.store.scalar("SELECT count(*) FROM files") == 0
+        from scrydb.store import Readiness
+
+        first = ix.store.readiness() is not Readiness.READY
         # (No estimate while another process indexes: it is that one's first index.)
         if (first or full) and not (quiet or as_json or ix.store.writer_active()):
             confirm_first_index(

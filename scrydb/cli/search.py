@@ -92,10 +92,9 @@ def search_cmd(
       scry search parseConfig --lang ts --json
     """
 
-    if not query.strip():
-        raise ScryError(
-            "empty query: say what to look for, e.g. scry search 'where is the config loaded'"
-        )
+    from scrydb.search.query import clean_query
+
+    clean_query(query)  # an empty query is an error before any index is opened
     if path and not Path(path).exists() and not any(ch in path for ch in "*?["):
         raise ScryError(f"no such path: {path}")
     with open_index(None, db, config, near=path, must_exist=no_sync) as ix:
@@ -236,7 +235,7 @@ def locate_cmd(
     """
 
     with open_index(None, db, config, must_exist=no_sync) as ix:
-        auto_sync(ix, no_sync, quiet=True, embed=False)
+        auto_sync(ix, no_sync, quiet=as_json, embed=False)  # the notice on stderr
         matches = ix.locate(
             text,
             k=limit,

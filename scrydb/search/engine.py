@@ -18,13 +18,11 @@ from scrydb.results import Results
 from scrydb.search import learned, rank, votes
 from scrydb.search.filters import Filter
 from scrydb.search.hits import make_hit
-from scrydb.search.query import STOP_WORDS, Query, analyse, fts_match, fts_terms
+from scrydb.search.query import STOP_WORDS, Query, analyse, clean_query, fts_match, fts_terms
 from scrydb.search.qvectors import QueryVectors
 from scrydb.store import Store
 from scrydb.store.vectors import VectorIndex
 
-#: Longest query text analysed; the rest is ignored (a pasted file is not a query).
-MAX_QUERY_CHARS = 2000
 #: A result list is "weak" when no hit has a lexical match of any content word and the
 #: best cosine is below this.
 WEAK_COSINE = 0.35
@@ -65,11 +63,7 @@ class SearchEngine:
             raise ScryError(f"unknown search mode {mode!r} (one of {', '.join(MODES)})")
         if isinstance(k, bool) or int(k) < 1:
             raise ValueError(f"k must be at least 1, not {k!r}")
-        if text is None or not str(text).strip():
-            raise ScryError(
-                "empty query: say what to look for, e.g. scry search 'where is the config loaded'"
-            )
-        text = _clean(str(text))[:MAX_QUERY_CHARS]
+        text = clean_query(text)
         k = min(int(k), 1000)
         t0 = time.perf_counter()
         q = analyse(text)
@@ -376,8 +370,3 @@ def _searchable(text: str) -> bool:
 
 def _plain_top(cands: dict[int, rank.Candidate], k: int) -> list[rank.Candidate]:
     return sorted(cands.values(), key=lambda c: (-c.score, c.path, c.start_line))[:k]
-
-
-def _clean(text: str) -> str:
-    """Control characters out, whitespace collapsed."""
-    return " ".join("".join(ch if ch.isprintable() or ch in "\t\n" else " " for ch in text).split())

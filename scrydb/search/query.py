@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from scrydb import tokens
+from scrydb.errors import ScryError
 
 #: Words dropped from the lexical query (they match everything and carry no intent).
 STOP_WORDS = frozenset(
@@ -88,6 +89,23 @@ class Query:
     def is_code_lookup(self) -> bool:
         """Identifier or keyword shape: lexical evidence dominates."""
         return self.shape in ("identifier", "keyword")
+
+
+#: Longest query text analysed; the rest is ignored (a pasted file is not a query).
+MAX_QUERY_CHARS = 2000
+
+
+def clean_query(text: object) -> str:
+    """A search's text as searched: control characters out, whitespace collapsed, at most
+    :data:`MAX_QUERY_CHARS`. An empty or all-whitespace one is a
+    :class:`~scrydb.errors.ScryError`, the same for the CLI, the API and MCP (the one place
+    that says so); invisible characters alone search for nothing."""
+    if text is None or not str(text).strip():
+        raise ScryError(
+            "empty query: say what to look for, e.g. scry search 'where is the config loaded'"
+        )
+    kept = "".join(ch if ch.isprintable() or ch in "\t\n" else " " for ch in str(text))
+    return " ".join(kept.split())[:MAX_QUERY_CHARS]
 
 
 def is_identifier_like(tok: str) -> bool:

@@ -8,6 +8,7 @@ writer takes :meth:`Store.writer_lock` (an advisory file lock) for a whole sync.
 from __future__ import annotations
 
 import contextlib
+import enum
 import importlib.metadata
 import os
 import random
@@ -75,6 +76,14 @@ def scrydb_version() -> str:
 def schema_sql() -> str:
     """The text of schema.sql (shipped inside the package; a copy sits at the repo top)."""
     return resources.files("scrydb").joinpath("schema.sql").read_text(encoding="utf-8")
+
+
+class Readiness(enum.Enum):
+    """How far an index has come (:meth:`Store.readiness`)."""
+
+    NONE = "none"  #: never indexed
+    PARTIAL = "partial"  #: a first index was stopped before its lexical pass completed
+    READY = "ready"  #: a complete lexical pass has committed (maybe of an empty tree)
 
 
 class IndexWriteError(ScryError):
@@ -355,6 +364,22 @@ class Store(VectorTables):
             "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
+
+    def readiness(self) -> Readiness:
+        """Whether there is an index yet: the one rule the CLI, the API and MCP use.
+
+        An index exists once a lexical pass over the whole tree has committed (the syncer
+        writes ``last_sync`` then), an empty tree included. Files without that mark are an
+        interrupted first index; neither is a never-indexed file."""
+        if self.meta("last_sync") is not None:
+            return Readiness.READY
+        if self.scalar("SELECT 1 FROM files LIMIT 1") is not None:
+            return Readiness.PARTIAL
+        return Readiness.NONE
+
+    def has_chunks(self) -> bool:
+        """Whether the index holds any chunk."""
+        return self.scalar("SELECT 1 FROM chunks LIMIT 1") is not None
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
