@@ -1974,3 +1974,17 @@ def test_search_names_the_matched_definition(tmp_path: Path) -> None:
         # A query that names none of them shows the chunk's own label.
         hit = next(h for h in ix.search("badly formatted markup", k=5) if h.path == "pkg/errors.py")
         assert hit.symbol == "ConsoleError, MarkupError, StyleError"
+
+
+def test_derived_specs_differ_from_their_base_only_in_grammar() -> None:
+    """CUDA is CPP and TSX is TypeScript over another grammar: derived, so a fix to the base
+    reaches both (they were field-by-field copies that could drift)."""
+    import dataclasses
+
+    for derived, base in (("cuda", "cpp"), ("tsx", "typescript")):
+        a, b = SPECS[derived], SPECS[base]
+        differ = [f.name for f in dataclasses.fields(a) if getattr(a, f.name) != getattr(b, f.name)]
+        assert differ == ["grammar"], (derived, differ)
+    src = "__global__ void saxpy(int n, float a, float *x) {\n  x[0] = a;\n}\n"
+    chunks = chunk_file("k.cu", src, "cuda")
+    assert any(c.symbol == "saxpy" for c in chunks)

@@ -4,6 +4,7 @@ Scala, Haskell, Solidity."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from tree_sitter import Node
 
@@ -245,17 +246,8 @@ CPP = LangSpec(
     transparent=_C_TRANSPARENT | {"declaration_list"},
     scoped_methods=True,
 )
-CUDA = LangSpec(
-    grammar="cuda",
-    defs=_CPP_DEFS,
-    name=_c_name,
-    comments=frozenset({"comment"}),
-    wrappers=frozenset(
-        {"template_declaration", "declaration", "field_declaration", "type_definition"}
-    ),
-    transparent=_C_TRANSPARENT | {"declaration_list"},
-    scoped_methods=True,
-)
+#: CUDA is C++ with kernels: the same spec over the cuda grammar (derived, never copied).
+CUDA = replace(CPP, grammar="cuda")
 
 # ------------------------------------------------------------------------------ C#
 
