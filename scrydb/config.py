@@ -214,16 +214,20 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
     raise ConfigError(f"{where}: unsupported type")
 
 
+#: The values a setting with a fixed set of choices may take (``search.fusion``: the names
+#: of scrydb.search.fusion.STRATEGIES; a test checks they agree).
+CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("embed", "provider"): ("local", "openai"),
+    ("embed", "precision"): ("auto", "float32", "bfloat16"),
+    ("rerank", "provider"): ("none", "local", "http"),
+    ("chat", "hyde"): ("auto", "on", "off"),
+    ("chat", "hyde_embed"): ("mix", "code"),
+    ("search", "fusion"): ("hand", "learned"),
+}
+
+
 def _check(cfg: Config, origin: str) -> None:
-    choices = {
-        ("embed", "provider"): ("local", "openai"),
-        ("embed", "precision"): ("auto", "float32", "bfloat16"),
-        ("rerank", "provider"): ("none", "local", "http"),
-        ("chat", "hyde"): ("auto", "on", "off"),
-        ("chat", "hyde_embed"): ("mix", "code"),
-        ("search", "fusion"): ("hand", "learned"),
-    }
-    for (sec, key), allowed in choices.items():
+    for (sec, key), allowed in CHOICES.items():
         v = getattr(getattr(cfg, sec), key)
         if v not in allowed:
             raise ConfigError(

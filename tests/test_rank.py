@@ -222,7 +222,8 @@ def test_short_factor_by_shape() -> None:
     assert rank.short_factor(3, "question") < rank.short_factor(12, "question") < 1.0
     assert rank.short_factor(int(rank.SHORT_LINES), "question") == 1.0
     assert rank.short_factor(3, "location") > rank.short_factor(3, "question")
-    for shape in ("statement", "identifier", "keyword"):
+    assert rank.short_factor(3, "question", interrogative=False) == 1.0  # a statement
+    for shape in ("identifier", "keyword"):
         assert rank.short_factor(3, shape) == 1.0
 
 
@@ -244,7 +245,9 @@ def test_short_chunk_prior_for_how_questions_only(tmp_path: Path) -> None:
             return (hit.explain or {})["factors"]
 
         how = factors("how is a list marked tight", "get_list_tight")
-        assert how.get("short") == pytest.approx(rank.short_factor(3, "question"), abs=1e-3)
+        # 3 of 25 lines, alpha 0.3 for a question: (3 / 25) ** 0.3 = 0.529 (worked out by
+        # hand, not by the function under test)
+        assert how.get("short") == pytest.approx(0.529, abs=1e-3)
         assert "short" not in factors("how is a list marked tight", "finalize_list")
         # a statement of what the code does, and a query naming the getter: no prior
         assert "short" not in factors("tell apart tight and loose lists", "get_list_tight")
@@ -289,3 +292,52 @@ def test_recency_boost_when_enabled(tmp_path: Path) -> None:
     with _lexical_index(root, tmp_path, cfg) as ix:
         res = ix.search("upload request handler", k=2, explain=True)
         assert res[0].path == "new.py" and (res[0].explain or {})["factors"].get("recent")
+
+
+def test_evidence_names_are_one_closed_list() -> None:
+    """Every factor is a learned feature or an explained exception; every shape has hand
+    weights and learned columns; fusion names agree with the config's choices."""
+    from scrydb.config import CHOICES
+    from scrydb.search import fusion, learned
+    from scrydb.search.query import QUERY_SHAPES
+
+    assert set(learned.FACTORS) | set(learned.UNUSED_FACTORS) == rank.FACTOR_NAMES
+    assert not set(learned.FACTORS) & set(learned.UNUSED_FACTORS)
+    assert set(learned.VOTES) == rank.VOTE_NAMES
+    assert set(rank.WEIGHTS) == set(QUERY_SHAPES) == set(learned.SHAPES)
+    assert set(fusion.STRATEGIES) == set(CHOICES[("search", "fusion")])
+
+
+def test_unknown_evidence_is_an_error() -> None:
+    from scrydb.search import learned
+
+    c = rank.Candidate(1)
+    c.lex_rank, c.lex_score = 1, -3.0
+    c.factors["shortish"] = 0.5  # a typo or a factor nobody registered
+    with pytest.raises(ValueError, match="shortish"):
+        rank.fuse({1: c}, 0.5, 0.5)
+    c.factors.clear()
+    c.votes["symbl"] = 1.0
+    with pytest.raises(ValueError, match="symbl"):
+        rank.evidence([c])
+    c.votes.clear()
+    with pytest.raises(ValueError, match="statement"):
+        learned.features([c], "statement")
+    c.factors["short"] = 0.6  # named, on purpose not a feature
+    assert learned.features([c], "question").shape == (1, len(learned.FEATURES))
+
+
+def test_fusion_observer_sees_each_fusion(tmp_path: Path, sample_repo: Path) -> None:
+    from scrydb.search import fusion
+
+    seen: list[fusion.Fused] = []
+    with _lexical_index(sample_repo, tmp_path) as ix:
+        with fusion.observing(seen.append):
+            hits = ix.search("how are retries scheduled", k=3)
+        ix.search("how are retries scheduled", k=3)  # after the block: not observed
+    assert len(seen) == 1
+    ev = seen[0]
+    assert ev.query.text == "how are retries scheduled" and ev.strategy == "learned"
+    assert 0.0 <= ev.coverage <= 1.0
+    best = max(ev.candidates, key=lambda c: c.score)
+    assert (best.path, best.start_line) == (hits[0].path, hits[0].start_line)

@@ -99,7 +99,7 @@ def test_rerank_leg_scores_the_fused_top_n(
     with _open(indexed_sample, {"provider": "http", "url": srv.url, "top_n": 12}) as ix:
         res = ix.search(QUESTION, k=5, explain=True)
         plain = ix.search(QUESTION, k=5, rerank=False)
-    assert "rerank" in res.legs and "rerank" not in plain.legs
+    assert "rerank" in res.legs and "rerank" not in plain.legs, res.notes
     (req,) = srv.requests("rerank")
     assert req.body["query"] == QUESTION and req.n == 12 and req.body["top_n"] == 12
     assert all(len(d) <= 3000 for d in req.body["documents"])

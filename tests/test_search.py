@@ -63,12 +63,22 @@ def test_test_files_rank_below_code(sample_index: scrydb.Index) -> None:
 
 
 def test_filters_are_hard(sample_index: scrydb.Index) -> None:
-    for h in _top(sample_index, "user lookup by id", k=10, lang="go"):
-        assert h.lang == "go"
-    for h in _top(sample_index, "user lookup by id", k=10, path="web"):
-        assert h.path.startswith("web/")
-    for h in _top(sample_index, "cache", k=10, path="svc/*.go"):
-        assert h.path.startswith("svc/") and h.path.endswith(".go")
+    # Each filter must return something (an empty answer would pass any "every hit is ..."
+    # check) and only what it allows, and the unfiltered answer must include what it drops.
+    for query, kw, ok in (
+        ("user lookup by id", {"lang": "go"}, lambda h: h.lang == "go"),
+        ("user lookup by id", {"path": "web"}, lambda h: h.path.startswith("web/")),
+        (
+            "cache",
+            {"path": "svc/*.go"},
+            lambda h: h.path.startswith("svc/") and h.path.endswith(".go"),
+        ),
+    ):
+        hits = _top(sample_index, query, k=10, **kw)
+        assert hits, (query, kw)
+        assert all(ok(h) for h in hits), (query, kw, [h.path for h in hits])
+        unfiltered = _top(sample_index, query, k=10)
+        assert any(not ok(h) for h in unfiltered), (query, "the filter dropped nothing")
     assert _top(sample_index, "cache", lang="kotlin") == []
 
 

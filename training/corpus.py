@@ -537,9 +537,9 @@ def label_of(lang: str, text: str) -> str:
     """The language a file is reported under: a ``.h`` holding C++ counts as C++, as the
     chunker treats it; tsx counts as TypeScript."""
     if lang == "c":
-        from scrydb.chunk import _CPP_HINTS, _CPP_SNIFF_CHARS
+        from scrydb.chunk import looks_like_cpp
 
-        if _CPP_HINTS.search(text, 0, _CPP_SNIFF_CHARS):
+        if looks_like_cpp(text):
             return "cpp"
     return LANG_LABEL.get(lang, lang)
 

@@ -209,22 +209,18 @@ def synth(args: argparse.Namespace) -> int:
 
 
 class Capture:
-    """Wraps SearchEngine._fuse to keep the last query's candidates (after hand fusion)."""
+    """Keeps the last fusion a search made, observed through the public hook
+    (``scrydb.search.fusion.observing``) for the rest of the process."""
 
     def __init__(self) -> None:
-        from scrydb.search import engine
+        from scrydb.search import fusion
 
         self.last: tuple[list, object, float] | None = None
-        orig = engine.SearchEngine._fuse
-        cap = self
+        self._hook = fusion.observing(self._seen)
+        self._hook.__enter__()
 
-        def wrapped(eng, cands, q):  # type: ignore[no-untyped-def]
-            from scrydb.search import learned
-
-            orig(eng, cands, q)
-            cap.last = (list(cands.values()), q, learned.coverage(q.terms, cands))
-
-        engine.SearchEngine._fuse = wrapped  # type: ignore[method-assign]
+    def _seen(self, ev) -> None:  # type: ignore[no-untyped-def]
+        self.last = (ev.candidates, ev.query, ev.coverage)
 
 
 class Dump:

@@ -55,6 +55,13 @@ _CPP_HINTS = re.compile(
 )
 _CPP_SNIFF_CHARS = 200_000
 
+
+def looks_like_cpp(text: str) -> bool:
+    """Whether a file detected as C holds C++ (a ``.h`` header of a C++ library): the
+    chunker parses it with the C++ grammar then."""
+    return _CPP_HINTS.search(text, 0, _CPP_SNIFF_CHARS) is not None
+
+
 #: Bump when chunk boundaries, kinds or symbols change: the index fingerprint holds it
 #: and a changed value makes the next sync re-chunk every file.
 CHUNKER_VERSION = "3"
@@ -125,7 +132,7 @@ def _dispatch(text: str, lang: str | None) -> list[Chunk]:
     from scrydb.chunk.specs import SPECS
 
     spec = SPECS.get(lang or "")
-    if lang == "c" and _CPP_HINTS.search(text, 0, _CPP_SNIFF_CHARS):  # a C++ header named .h
+    if lang == "c" and looks_like_cpp(text):  # a C++ header named .h
         spec = SPECS["cpp"]
     if spec is not None:
         from scrydb.chunk.code import chunk_code

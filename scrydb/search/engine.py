@@ -15,7 +15,7 @@ from scrydb.config import Config
 from scrydb.embed import Embedder
 from scrydb.errors import ScryError
 from scrydb.results import Results
-from scrydb.search import learned, rank, votes
+from scrydb.search import fusion, rank, votes
 from scrydb.search.filters import Filter
 from scrydb.search.hits import make_hit
 from scrydb.search.query import STOP_WORDS, Query, analyse, clean_query, fts_match, fts_terms
@@ -184,10 +184,7 @@ class SearchEngine:
 
     def _fuse(self, cands: dict[int, rank.Candidate], q: Query) -> None:
         """One score per candidate: the hand ranker or the learned one (``[search] fusion``)."""
-        if self.config.search.fusion == "learned":
-            learned.fuse(cands, q.shape, learned.coverage(q.terms, cands))
-        else:
-            rank.fuse(cands, *rank.WEIGHTS[q.shape])
+        fusion.fuse(self.config.search.fusion, cands, q)
 
     # -- legs --------------------------------------------------------------------------
 

@@ -23,12 +23,13 @@ import numpy as np
 
 from scrydb.errors import ScryError
 from scrydb.search import rank
+from scrydb.search.query import QUERY_SHAPES
 from scrydb.search.rank import Candidate
 
 WEIGHTS_FILE = Path(__file__).with_name("fusion.json")
 
-SHAPES = ("identifier", "keyword", "question", "location")
-#: Votes the ranker casts (votes.py); any other (the reranker's) counts as "other".
+SHAPES = QUERY_SHAPES
+#: Votes the ranker casts (votes.py); a reranker's rank vote counts as "other".
 VOTES = ("symbol", "definition", "stem", "entry")
 #: Penalty and boost factors (rank.py, votes.py), each a log feature.
 FACTORS = (
@@ -45,6 +46,14 @@ FACTORS = (
     "declaration",
     "recent",
 )
+#: Factors a candidate can carry that are not features, each with its reason. A factor in
+#: neither list is an error (rank.FACTOR_NAMES; tests/test_rank.py checks the three agree).
+UNUSED_FACTORS: dict[str, str] = {
+    # The short-chunk prior came after the fit (evals/RESULTS.md, 4 December): it reaches
+    # the learned score through the "hand" feature (the hand ranker multiplies it in), and
+    # a column of its own would need a refit of fusion.json.
+    "short": "carried by the hand score; no column until fusion.json is refitted",
+}
 
 #: Feature names, in column order. "hand" is the hand ranker's own score (rank.fuse), so
 #: the fitted model starts from it and learns corrections. Leg scores appear once per query shape (the hand
@@ -75,6 +84,16 @@ _FACTOR_COL: dict[str, int] = {f: COL[f"log:{f}"] for f in FACTORS}
 _VOTE_COL: dict[str, int] = {v: COL[f"vote:{v}"] for v in VOTES}
 
 
+def _factor_col(name: str) -> int:
+    """A factor's column; -1 for one left out on purpose (UNUSED_FACTORS)."""
+    col = _FACTOR_COL.get(name)
+    if col is not None:
+        return col
+    if name in UNUSED_FACTORS:
+        return -1
+    raise ValueError(f"factor {name!r} is neither a feature nor in learned.UNUSED_FACTORS")
+
+
 def features(cands: list[Candidate], shape: str, coverage: float = 1.0) -> np.ndarray:
     """The feature matrix (len(cands) x len(FEATURES)) of one query's candidates, whose
     ``score`` holds the hand ranker's (``rank.fuse``).
@@ -91,7 +110,8 @@ def features_of(ev: rank.Evidence, hand: np.ndarray, shape: str, coverage: float
     x = np.zeros((n, len(FEATURES)), dtype=np.float64)
     if not n:
         return x
-    shape = shape if shape in SHAPES else "question"
+    if shape not in SHAPES:
+        raise ValueError(f"unknown query shape {shape!r} (query.QUERY_SHAPES: {SHAPES})")
     x[:, COL["hand"]] = hand
     if ev.has_lex.any():
         x[:, COL[f"lex@{shape}"]] = ev.lex
@@ -115,7 +135,7 @@ def features_of(ev: rank.Evidence, hand: np.ndarray, shape: str, coverage: float
         x[rows[m], vcols[m]] = vals[m]
         x[:, other] = np.bincount(rows[~m], weights=vals[~m], minlength=n)
     if ev.factor_rows:
-        cols = [_FACTOR_COL.get(f, -1) for f in ev.factor_names]
+        cols = [_factor_col(f) for f in ev.factor_names]
         vals = np.asarray(ev.factor_vals)
         m = (np.asarray(cols) >= 0) & (vals > 0)
         if m.any():

@@ -91,6 +91,9 @@ class Query:
         return self.shape in ("identifier", "keyword")
 
 
+#: Every shape :func:`analyse` gives a query; rankers keep weights per shape.
+QUERY_SHAPES = ("identifier", "keyword", "question", "location")
+
 #: Longest query text analysed; the rest is ignored (a pasted file is not a query).
 MAX_QUERY_CHARS = 2000
 

@@ -183,6 +183,28 @@ SCORE_VOTE = 0.25
 
 #: A rank vote's name in ``Evidence.vote_names`` (the reranker leg casts them).
 RANK_VOTE = ""
+#: Every vote name the ranker casts (votes.py); a reranker votes by rank (RANK_VOTE).
+VOTE_NAMES = frozenset({"symbol", "definition", "stem", "entry"})
+#: Every factor name a candidate can carry: path and content penalties (this module), the
+#: declaration, short-chunk and recency factors (votes.py). The learned features
+#: (learned.py) use each one or say why not; any other name is an error.
+FACTOR_NAMES = frozenset(
+    {
+        "test",
+        "example",
+        "vendored",
+        "generated",
+        "stub",
+        "docs",
+        "prose",
+        "preamble",
+        "comments",
+        "imports",
+        "declaration",
+        "short",
+        "recent",
+    }
+)
 
 
 @dataclass
@@ -260,6 +282,9 @@ def evidence(items: list[Candidate]) -> Evidence:
                 fnames.append(name)
                 fvals.append(f)
 
+    unknown = (set(fnames) - FACTOR_NAMES) | (set(vnames) - VOTE_NAMES - {RANK_VOTE})
+    if unknown:  # a renamed or new factor must be named here (and in the learned features)
+        raise ValueError(f"unknown ranking evidence {sorted(unknown)}: add it to rank.py")
     raw = -bm25  # FTS5's bm25() is lower-is-better
     in_lex = ~np.isnan(raw)
     best_lex = float(raw[in_lex].max()) if in_lex.any() else 1.0
@@ -368,12 +393,15 @@ DECLARATION_KINDS = frozenset(
 #: none 0.710; question/location alpha 0.3/0.15, L 25: 0.739 (L 20 0.728, L 30 0.735;
 #: 0.4/0.2 0.729); the same for statements too: 0.733 (paraphrase 0.477 -> 0.433).
 SHORT_LINES = 25.0
-SHORT_ALPHA = {"question": 0.3, "statement": 0.0, "location": 0.15}
+SHORT_ALPHA = {"question": 0.3, "location": 0.15}
 
 
-def short_factor(lines: int, shape: str) -> float:
-    """The prior of a chunk of ``lines`` lines for a query of ``shape`` ("question",
-    "statement", "location"; any other: 1.0)."""
+def short_factor(lines: int, shape: str, interrogative: bool = True) -> float:
+    """The prior of a chunk of ``lines`` lines for a query of ``shape`` (question and
+    location shapes; any other: 1.0). A question-shaped statement (``interrogative``
+    False: no question word, no "?") gets none."""
+    if shape == "question" and not interrogative:
+        return 1.0
     alpha = SHORT_ALPHA.get(shape, 0.0)
     if alpha <= 0 or lines >= SHORT_LINES:
         return 1.0

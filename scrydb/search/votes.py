@@ -168,7 +168,6 @@ def path_signals(
     if len(memo) > FACTORS_MEMO_MAX:
         memo.clear()
     wants = (q.wants_tests, q.wants_examples, q.wants_docs)
-    short_key = "statement" if q.shape == "question" and not q.interrogative else q.shape
     short: dict[int, float] = {}  # lines -> rank.short_factor, per query
     for c in cands.values():
         if not q.wants_docs:
@@ -187,7 +186,7 @@ def path_signals(
         if lines < rank.SHORT_LINES and not c.votes.get("symbol"):
             f = short.get(lines)
             if f is None:
-                f = short[lines] = rank.short_factor(lines, short_key)
+                f = short[lines] = rank.short_factor(lines, q.shape, q.interrogative)
             if f < 1.0:
                 c.factors["short"] = f
         pkey = (c.path, *wants)
