@@ -22,11 +22,10 @@ from scrydb.sync import SyncReport
 from scrydb.watch import ChangeWatcher, Watcher
 from scrydb.watch import events as watch_events
 
-#: A saved edit must be searchable within this many seconds (the issue's bar).
-EDIT_VISIBLE_S = 2.0
-#: A change is searchable lexically within this many seconds while the model loads or
-#: embeds (a debounce plus at most one small embedding slice; before: the whole run).
-LEXICAL_VISIBLE_S = 4.0
+#: How long a test waits for a saved edit to become searchable. A generous bound, not a
+#: latency bar (CONTRIBUTING: no wall-clock limits in tests): a debounce takes well under
+#: a second, and each test prints what it measured.
+EDIT_VISIBLE_S = 30.0
 
 
 def wait_for(cond: Callable[[], bool], timeout: float) -> float | None:
@@ -74,13 +73,13 @@ def running(tmp_path: Path) -> Iterator[Running]:
     r.close()
 
 
-def test_saved_edit_is_searchable_within_two_seconds(running: Running) -> None:
+def test_saved_edit_becomes_searchable(running: Running) -> None:
     repo = running.watcher.index.root  # type: ignore[union-attr]
     assert len(running.reports) == 1 and running.reports[0].files_added == 100
     p = repo / module_path(5)
     p.write_text(p.read_text() + "\n\ndef zebra_unicorn_saved():\n    return 1\n")
     took = wait_for(lambda: running.finds("zebra_unicorn_saved"), EDIT_VISIBLE_S)
-    assert took is not None, "edit not searchable within 2 s"
+    assert took is not None, f"edit not searchable within {EDIT_VISIBLE_S} s"
     print(f"edit searchable after {took:.2f}s")
     hits = running.reader.search("zebra_unicorn_saved", mode="lexical")
     assert hits[0].path == module_path(5)
@@ -187,19 +186,20 @@ def test_watcher_embeds_after_the_lexical_pass(tmp_path: Path) -> None:
 
 
 class SlowModel(FakeEmbedder):
-    """A model that takes ``load_s`` to load (on its first call) and ``delay`` per text."""
+    """A model that takes ``load_s`` to load (on its first call) and ``delay`` per text;
+    ``loaded`` is set once it has loaded, so a test can tell what happened first."""
 
     def __init__(self, load_s: float, delay: float) -> None:
         super().__init__(delay=delay)
         self.load_s = load_s
         self._load = threading.Lock()
-        self._loaded = False
+        self.loaded = threading.Event()
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         with self._load:
-            if not self._loaded:
+            if not self.loaded.is_set():
                 time.sleep(self.load_s)
-                self._loaded = True
+                self.loaded.set()
         return super().embed_documents(texts)
 
 
@@ -209,7 +209,10 @@ def test_lexical_sync_never_waits_for_the_model(tmp_path: Path) -> None:
     gets its vector in the end, and no text is embedded twice."""
     repo = write_synth(tmp_path / "m", 10)
     db = tmp_path / "m.db"
-    model = SlowModel(load_s=6.0, delay=0.05)  # 150 texts: 6 s load + 7.5 s embedding
+    # 150 texts: 20 s to load, then 15 s of embedding. The checks are about order (the
+    # edit is searchable before the model has loaded, and while embeddings are pending),
+    # with margins long enough for a loaded CI machine.
+    model = SlowModel(load_s=20.0, delay=0.1)
     errors: list[BaseException] = []
     w = Watcher(
         lambda: scrydb.open(repo, db=db, embedder=model), on_error=errors.append, embed=True
@@ -225,21 +228,21 @@ def test_lexical_sync_never_waits_for_the_model(tmp_path: Path) -> None:
         # A change that needs long embedding (while the model is still loading) ...
         big = "\n\n".join(function_text(1000 + i) for i in range(120))
         (repo / "big.py").write_text(big)
-        took = wait_for(lambda: bool(reader.locate("def handle_1119(")), LEXICAL_VISIBLE_S)
-        assert took is not None, "lexical sync waited for the model"
+        took = wait_for(lambda: bool(reader.locate("def handle_1119(")), EDIT_VISIBLE_S)
+        assert took is not None and not model.loaded.is_set(), "lexical sync waited for the model"
         print(f"searchable while the model loads after {took:.2f}s")
         # ... and another one while its embeddings are being computed.
-        assert wait_for(lambda: len(model.texts) > 1, 30) is not None, "embedding never began"
+        assert wait_for(lambda: len(model.texts) > 1, 120) is not None, "embedding never began"
         p = repo / module_path(5)
         p.write_text(p.read_text() + "\n\ndef quokka_after_big():\n    return 1\n")
-        took = wait_for(lambda: bool(reader.locate("quokka_after_big")), LEXICAL_VISIBLE_S)
+        took = wait_for(lambda: bool(reader.locate("quokka_after_big")), EDIT_VISIBLE_S)
         assert took is not None, "lexical sync waited for the embeddings"
         print(f"searchable while embedding after {took:.2f}s")
         assert pending() > 0  # the embeddings are still being computed behind it
         hits = reader.search("quokka_after_big", mode="lexical")
         assert hits[0].path == module_path(5)
         # In the end every chunk has its vector, and nothing was embedded twice.
-        assert w.wait_idle(120)
+        assert w.wait_idle(240)
         assert pending() == 0 and not errors, errors
         assert len(model.texts) == len(set(model.texts))
     finally:
