@@ -68,33 +68,18 @@ def probe_config(ctx: Context, explicit: str | None) -> Verdict:
 
 def probe_sqlite(ctx: Context) -> Verdict:
     """FTS5 and sqlite-vec load into a scratch in-memory database."""
-    import apsw
-    import sqlite_vec
+    from scrydb.store import EngineProblem, probe_engine
 
-    conn = apsw.Connection(":memory:")
     try:
-        conn.enable_load_extension(True)
-        conn.load_extension(sqlite_vec.loadable_path())
-        conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='unicode61')")
-        conn.execute("INSERT INTO t(body) VALUES ('parse json text')")
-        n = conn.execute("SELECT count(*) FROM t WHERE t MATCH 'json'").get
-        conn.execute("CREATE VIRTUAL TABLE v USING vec0(embedding float[4])")
-        conn.execute("INSERT INTO v(rowid, embedding) VALUES (1, '[1,0,0,0]')")
-        vec_version = conn.execute("SELECT vec_version()").get
-    except apsw.Error as e:
-        return Verdict("sqlite", "FAIL", f"{type(e).__name__}: {e}")
-    finally:
-        conn.close()
-    if n != 1:
-        return Verdict("sqlite", "FAIL", "FTS5 answered a wrong match count")
-    return Verdict(
-        "sqlite", "ok", f"SQLite {apsw.sqlite_lib_version()}, FTS5, sqlite-vec {vec_version}"
-    )
+        sqlite_version, vec_version = probe_engine()
+    except EngineProblem as e:
+        return Verdict("sqlite", "FAIL", str(e))
+    return Verdict("sqlite", "ok", f"SQLite {sqlite_version}, FTS5, sqlite-vec {vec_version}")
 
 
 def probe_index(ctx: Context) -> Verdict:
     """The index file opens read-only and passes ``PRAGMA integrity_check``."""
-    from scrydb.store import Store
+    from scrydb.store import Store, counts
 
     if not ctx.db.exists():
         return Verdict("index", "skip", f"no index at {ctx.db} yet (`scry index` creates it)")
@@ -103,8 +88,8 @@ def probe_index(ctx: Context) -> Verdict:
     except ScryError as e:
         return Verdict("index", "FAIL", str(e))
     try:
-        problems = [r[0] for r in store.rows("PRAGMA integrity_check")]
-        chunks = store.scalar("SELECT count(*) FROM chunks")
+        problems = store.integrity_problems()
+        chunks = counts.chunks(store)
         ctx.index_dim = store.vec_dim()
         ctx.index_embedder = store.meta("embedder")
     except Exception as e:  # a damaged file fails in many ways

@@ -23,6 +23,8 @@ from typing import Any
 
 from scrydb.errors import ScryError
 from scrydb.paths import parse_target
+from scrydb.store import counts as store_counts
+from scrydb.store import files as indexed_files
 
 #: Rank depth searched for a miss, to say how far off it was.
 MISS_DEPTH = 100
@@ -315,7 +317,7 @@ class Evaluator:
                     "repo": gs.repo,
                     "corpus": str(root),
                     "index_seconds": round(rep.seconds, 2),
-                    "chunks": ix.store.scalar("SELECT count(*) FROM chunks"),
+                    "chunks": store_counts.chunks(ix.store),
                     "warnings": warnings,
                     "legs": {},
                 }
@@ -379,7 +381,7 @@ class Evaluator:
 
     def _missing_targets(self, ix: Any, gs: GoldenSet) -> list[str]:
         warnings = []
-        indexed = {r[0] for r in ix.store.rows("SELECT path FROM files")}
+        indexed = indexed_files.paths(ix.store)
         for c in gs.cases:
             for t in c.targets:
                 if t.path not in indexed:

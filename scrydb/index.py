@@ -26,6 +26,8 @@ from scrydb.results import READ_MAX_LINES, Match, ReadResult, Results
 from scrydb.search.engine import SearchEngine
 from scrydb.status import Status
 from scrydb.store import IndexWriteError, Store, friendly_errors
+from scrydb.store import chunks as chunk_rows
+from scrydb.store import files as indexed_files
 from scrydb.store.vcache import VectorCache
 from scrydb.sync import (
     Estimate,
@@ -346,14 +348,11 @@ class Index:
         outside the root; the text comes from the stored chunks, not from the disk.
         """
         rel = self._indexed_path(path)
-        row = self.store.rows("SELECT id, lang, n_lines FROM files WHERE path = ?", (rel,))
-        if not row:
+        row = indexed_files.row(self.store, rel)
+        if row is None:
             raise ScryError(f"not an indexed file: {path}")
-        fid, lang, _n_lines = row[0]
-        chunks = self.store.rows(
-            "SELECT start_line, end_line, kind, symbol, content FROM chunks WHERE file_id = ? ORDER BY start_line",
-            (fid,),
-        )
+        fid, lang, _n_lines = row
+        chunks = chunk_rows.of_file(self.store, fid)
         last = chunks[-1][1] if chunks else 0
         a = 1 if start is None else int(start)
         b = last if end is None else int(end)
@@ -394,7 +393,7 @@ class Index:
         included: indexed paths are inside the root by construction), else
         :func:`safe_relpath` of it (which refuses anything that could leave the root)."""
         if isinstance(path, str) and path and storable(path):
-            if self.store.scalar("SELECT 1 FROM files WHERE path = ?", (path,)):
+            if indexed_files.has(self.store, path):
                 return path
         return safe_relpath(path)
 

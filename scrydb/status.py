@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from scrydb import background
-from scrydb.chunk.windows import COMMENT_SEQ
 from scrydb.config import Config
-from scrydb.store import SCHEMA_VERSION, Store
+from scrydb.store import SCHEMA_VERSION, Store, counts
+from scrydb.store import files as indexed_files
+from scrydb.store.keys import ORIGIN_CACHE, ORIGIN_SEED
 from scrydb.sync import fingerprint
-from scrydb.sync.base import ORIGIN_CACHE, ORIGIN_SEED
 from scrydb.walk import Selector, walk
 
 #: ``status`` warns loudly when more git-tracked files than this are missing.
@@ -111,7 +111,7 @@ def skipped_paths(store: Store, root: Path, config: Config) -> dict[str, list[st
     res = walk(root, config.index)
     for reason, paths in res.skipped_paths.items():
         out.setdefault(reason, []).extend(paths)
-    for path, reason in store.rows("SELECT path, reason FROM skipped ORDER BY path"):
+    for path, (reason, _size, _mtime) in sorted(indexed_files.skipped(store).items()):
         out.setdefault(reason, []).append(path)
     return {k: sorted(v) for k, v in sorted(out.items())}
 
@@ -129,9 +129,7 @@ def status(
 ) -> Status:
     """Counts, freshness and fingerprint of an index (see ``Index.status``)."""
     s = store
-    skipped: Counter[str] = Counter()
-    for reason, n in s.rows("SELECT reason, count(*) FROM skipped GROUP BY reason"):
-        skipped[reason] += n
+    skipped = indexed_files.skipped_reasons(s)
     for part in (s.meta("skipped_walk") or "").split(","):
         if "=" in part:
             k, v = part.split("=", 1)
@@ -156,73 +154,42 @@ def status(
         fp["current_" + key] = value
         if fp[key] is not None and fp[key] != value:
             rebuild.append(f"{key} {fp[key]} -> {value}")
-    n_emb = s.scalar("SELECT count(*) FROM embeddings") or 0
-    orphans = (
-        s.scalar(
-            "SELECT count(*) FROM embeddings e WHERE NOT EXISTS "
-            "(SELECT 1 FROM chunks c WHERE c.emb_id = e.id) AND NOT EXISTS "
-            "(SELECT 1 FROM chunks c WHERE c.head_emb_id = e.id) AND NOT EXISTS "
-            "(SELECT 1 FROM chunk_windows w WHERE w.emb_id = e.id)"
-        )
-        or 0
-    )
-    # Body, header and window vectors never coincide: their hashes differ (sync.base).
-    heads = s.scalar("SELECT count(DISTINCT head_emb_id) FROM chunks") or 0
-    windows = (
-        s.scalar("SELECT count(DISTINCT emb_id) FROM chunk_windows WHERE seq < ?", (COMMENT_SEQ,))
-        or 0
-    )
-    comments = (
-        s.scalar("SELECT count(DISTINCT emb_id) FROM chunk_windows WHERE seq = ?", (COMMENT_SEQ,))
-        or 0
-    )
-    chunks = s.scalar("SELECT count(*) FROM chunks") or 0
-    pending = s.scalar("SELECT count(*) FROM chunks WHERE emb_id IS NULL") or 0
+    vec = counts.vectors(s)
+    n_chunks = counts.chunks(s)
     rate = s.meta("embed_rate")
     st = Status(
         root=str(root),
         db=str(db_path),
         db_bytes=size,
-        files=s.scalar("SELECT count(*) FROM files") or 0,
-        chunks=chunks,
-        symbols=s.scalar("SELECT count(*) FROM symbols") or 0,
-        vectors=n_emb - orphans - heads - windows - comments,
-        header_vectors=heads,
-        window_vectors=windows,
-        comment_vectors=comments,
-        pending=pending,
-        pending_texts=(
-            s.scalar("SELECT count(DISTINCT text_hash) FROM chunks WHERE emb_id IS NULL") or 0
-        ),
-        orphan_vectors=orphans,
+        files=indexed_files.count(s),
+        chunks=n_chunks,
+        symbols=counts.symbols(s),
+        vectors=vec.body,
+        header_vectors=vec.header,
+        window_vectors=vec.window,
+        comment_vectors=vec.comment,
+        pending=vec.pending,
+        pending_texts=vec.pending_texts,
+        orphan_vectors=vec.orphan,
         search=(
             "empty"
-            if not chunks
+            if not n_chunks
             else "lexical"
-            if n_emb == orphans
+            if not vec.searchable
             else "hybrid-partial"
-            if pending
+            if vec.pending
             else "hybrid"
         ),
         skipped=dict(sorted(skipped.items())),
         last_sync=float(last) if last else None,
         fingerprint=fp,
         rebuild=rebuild,
-        langs={
-            (lang or "text"): n
-            for lang, n in s.rows("SELECT lang, count(*) FROM files GROUP BY lang ORDER BY 2 DESC")
-        },
+        langs=indexed_files.langs(s),
         writer_active=s.writer_active(),
         embed_rate=float(rate) if rate else None,
     )
     names = {None: "model", ORIGIN_CACHE: "cache", ORIGIN_SEED: "seed"}
-    st.vector_origins = {
-        names.get(origin, "model"): n
-        for origin, n in s.rows(
-            "SELECT origin, count(*) FROM embeddings WHERE orphaned_at IS NULL "
-            "GROUP BY origin ORDER BY origin"
-        )
-    }
+    st.vector_origins = {names.get(o, "model"): n for o, n in counts.origins(s).items()}
     st.parse_fallbacks = json.loads(s.meta("parse_fallbacks") or "[]")
     moving = s.next_vectors_progress()
     if moving is not None:
@@ -253,12 +220,8 @@ def _staleness(
     store: Store, files: list[Any], unlisted: Sequence[str] = ()
 ) -> tuple[dict[str, int], list[str]]:
     """What a sync would change: counts of added/changed/deleted files, a few paths."""
-    indexed = {
-        p: (size, mt) for p, size, mt in store.rows("SELECT path, size, mtime_ns FROM files")
-    }
-    skipped = {
-        p: (size, mt) for p, size, mt in store.rows("SELECT path, size, mtime_ns FROM skipped")
-    }
+    indexed = indexed_files.stats(store)
+    skipped = {p: (size, mt) for p, (_reason, size, mt) in indexed_files.skipped(store).items()}
     added = changed = 0
     paths: list[str] = []
     seen = set()
@@ -302,8 +265,8 @@ def git_missing(
     if out.returncode != 0:
         return {}
     tracked = {p for p in out.stdout.decode("utf-8", "replace").split("\0") if p}
-    indexed = {r[0] for r in store.rows("SELECT path FROM files")}
-    skipped = {r[0] for r in store.rows("SELECT path FROM skipped")}
+    indexed = indexed_files.paths(store)
+    skipped = set(indexed_files.skipped(store))
     candidates = sorted(tracked - indexed - skipped - own_files)
     if not candidates:
         return {}

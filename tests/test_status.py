@@ -218,3 +218,30 @@ def test_index_no_wait_fails_clearly_when_locked(tmp_path: Path) -> None:
     assert r.stderr.strip() == (
         f"scry: error: another scry process is indexing {db}; try again when it is done"
     )
+
+
+def test_vector_roles_add_up(sample_repo: Path, tmp_path: Path) -> None:
+    """Each stored vector plays one role (store/keys.py keys bodies, headers and windows in
+    disjoint hash spaces): bodies, headers, windows, comment views and orphans add up to
+    every row of ``embeddings``, counted directly (store/counts.py), also after an edit
+    leaves orphans behind."""
+    from scrydb.store import counts
+
+    db = tmp_path / "v.db"
+    with scrydb.open(sample_repo, db=db, embedder=FakeEmbedder()) as ix:
+        ix.sync()
+        for step in ("first", "after an edit"):
+            v = counts.vectors(ix.store)
+            roles = v.body + v.header + v.window + v.comment + v.orphan
+            assert roles == v.stored, (step, v)
+            assert v.body and v.header and v.pending == 0, v
+            st = ix.status()
+            assert (st.vectors, st.header_vectors, st.orphan_vectors) == (
+                v.body,
+                v.header,
+                v.orphan,
+            )
+            p = sample_repo / "app" / "retry.py"
+            p.write_text(p.read_text().replace("MAX_ATTEMPTS = 5", "MAX_ATTEMPTS = 7"))
+            ix.sync()
+        assert counts.vectors(ix.store).orphan > 0  # the edited chunk's old vector, kept

@@ -12,6 +12,7 @@ from scrydb.errors import ScryError
 from scrydb.paths import storable
 from scrydb.results import Match
 from scrydb.search.filters import Filter
+from scrydb.store import lookup
 
 if TYPE_CHECKING:
     from scrydb.store import Store
@@ -47,11 +48,7 @@ def locate(
         cond, needle = "instr(lower(c.content), ?) > 0", text.translate(_ASCII_LOWER)
     elif ignore_case:
         cond, needle = "instr(scry_lower(c.content), ?) > 0", text.lower()
-    rows = store.rows(
-        "SELECT f.path, c.start_line, c.end_line, c.kind, c.symbol, c.content FROM chunks c "
-        f"JOIN files f ON f.id = c.file_id WHERE {cond} {where} ORDER BY f.path, c.start_line",
-        (needle, *params),
-    )
+    rows = lookup.containing(store, cond, needle, (where, params))
     out: list[Match] = []
     for p, a, b, kind, sym, content in rows:
         for i, line in enumerate(content.split("\n")):

@@ -3,21 +3,18 @@ model (through HyDE when ``[chat] hyde`` asks for it)."""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable
 
-import apsw
 import numpy as np
 
 from scrydb.config import Config
 from scrydb.embed import Embedder
 from scrydb.results import Results
 from scrydb.search.query import dense_text
-from scrydb.store import BUSY_TIMEOUT_MS, Store
+from scrydb.store import BUSY_TIMEOUT_MS, Store, lookup
 
 #: Query vectors kept per process (and persisted in the ``query_cache`` table).
 QUERY_CACHE_SIZE = 256
@@ -62,11 +59,8 @@ class QueryVectors:
             if key in self._qcache:
                 self._qcache.move_to_end(key)
                 return self._qcache[key]
-        blob = self.store.scalar("SELECT vector FROM query_cache WHERE key = ?", (key,))
-        vec: np.ndarray | None
-        if blob is not None:
-            vec = np.frombuffer(blob, dtype=np.float32).copy()
-        else:
+        vec = lookup.cached_query_vector(self.store, key)
+        if vec is None:
             vec = (
                 hyde.hyde_vector(self.config.chat, emb, text, res, self.lang_hint())
                 if tag and res is not None
@@ -85,22 +79,4 @@ class QueryVectors:
 
     def _persist_query_vector(self, key: str, vec: np.ndarray) -> None:
         """Best effort: never wait for the writer, never fail a search over it."""
-        if self.store.readonly:
-            return
-        conn = self.store.conn
-        conn.set_busy_timeout(0)
-        try:
-            with self.store.transaction():
-                conn.execute(
-                    "INSERT OR REPLACE INTO query_cache(key, vector, used_at) VALUES (?, ?, ?)",
-                    (key, np.ascontiguousarray(vec, dtype=np.float32).tobytes(), time.time()),
-                )
-                conn.execute(
-                    "DELETE FROM query_cache WHERE key IN (SELECT key FROM query_cache ORDER BY used_at DESC LIMIT -1 OFFSET ?)",
-                    (QUERY_CACHE_SIZE,),
-                )
-        except apsw.Error:
-            pass
-        finally:
-            with contextlib.suppress(apsw.Error):
-                conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+        lookup.keep_query_vector(self.store, key, vec, QUERY_CACHE_SIZE, BUSY_TIMEOUT_MS)

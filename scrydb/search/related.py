@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from scrydb.errors import ScryError
 from scrydb.results import Results
 from scrydb.search.hits import make_hit
+from scrydb.store import lookup
 
 if TYPE_CHECKING:
     from scrydb.config import SearchConfig
@@ -27,21 +28,14 @@ def related(
     first), from the index ``s`` and its dense vectors."""
     line = int(line)
     k = max(1, min(int(k), MAX_K))
-    last = s.scalar(
-        "SELECT max(c.end_line) FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?",
-        (path,),
-    )
+    last = lookup.last_line(s, path)
     if last is None:
         raise ScryError(f"not an indexed file: {path}")
     if line < 1:
         raise ScryError(f"bad line {line} for {path} (lines start at 1)")
     if line > last:
         raise ScryError(f"{path} has {last} indexed lines; line {line} is past its end")
-    rows = s.rows(
-        "SELECT c.id, c.emb_id, c.start_line, c.end_line FROM chunks c JOIN files f ON f.id = c.file_id "
-        "WHERE f.path = ? ORDER BY abs(c.start_line - ?) LIMIT ?",
-        (path, line, NEAR_CHUNKS),
-    )
+    rows = lookup.chunks_near(s, path, line, NEAR_CHUNKS)
     if not rows:
         raise ScryError(f"not an indexed file: {path}")
     hit = [r for r in rows if r[2] <= line <= r[3]]
@@ -65,12 +59,7 @@ def related(
     }
     if not score_of:
         return res
-    marks = ",".join("?" * len(score_of))
-    cands = s.rows(
-        "SELECT c.id, c.emb_id, f.path, f.lang, c.start_line, c.end_line, c.kind, c.symbol, c.content "
-        f"FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.emb_id IN ({marks}) AND c.id != ?",
-        (*score_of, cid),
-    )
+    cands = lookup.chunks_with_vectors(s, score_of, cid)
     # Other files first, then the same file: the caller already has that file open; what
     # it lacks is the other places that do the same kind of thing.
     scored = [(score_of[row[1]], row) for row in cands]

@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import apsw
 from rapidfuzz.distance import Levenshtein
 
 from scrydb import tokens
@@ -15,7 +14,8 @@ from scrydb.config import Config
 from scrydb.search import rank
 from scrydb.search.filters import Filter
 from scrydb.search.query import STOP_WORDS, Query
-from scrydb.store import Store
+from scrydb.store import Store, lookup
+from scrydb.store import files as indexed_files
 
 #: Fuzzy expansion: a query word of this length or more may match a symbol within
 #: edit distance 1 (2 from FUZZY_LONG chars on); at most FUZZY_MAX names are added.
@@ -61,13 +61,9 @@ def symbol_votes(
         wanted.setdefault(e, (rank.SYMBOL_VOTE * FUZZY_VOTE, None))
     if not wanted:
         return
-    where, params = filt.sql()
+    where = filt.sql()
     for norm, (weight, qual) in wanted.items():
-        rows = store.rows(
-            "SELECT s.chunk_id, s.qualname, f.path, s.kind FROM symbols s JOIN files f ON f.id = s.file_id "
-            f"WHERE s.norm = ? {where} LIMIT ?",
-            (norm, *params, MAX_DEFINITIONS),
-        )
+        rows = lookup.definitions(store, norm, where, MAX_DEFINITIONS)
         if not rows:
             continue
         if weight < 0:  # a plain word: only when it names few definitions
@@ -97,12 +93,7 @@ def symbol_votes(
 
 def entry_votes(store: Store, filt: Filter, cands: dict[int, rank.Candidate]) -> None:
     """For "where does X start": chunks shaped like entry points get a vote."""
-    where, params = filt.sql()
-    rows = store.rows(
-        f"SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.entry = 1 {where} LIMIT ?",
-        (*params, MAX_ENTRY_POINTS),
-    )
-    for (cid,) in rows:
+    for cid in lookup.entry_points(store, filt.sql(), MAX_ENTRY_POINTS):
         c = cands.get(cid)
         if c is not None:  # only candidates a leg found: an entry point alone is no answer
             c.votes["entry"] = rank.ENTRY_VOTE
@@ -119,7 +110,7 @@ def fuzzy_expand(store: Store, q: Query) -> list[str]:
         norm = tokens.normalise_name(w.split(".")[-1].strip("()"))
         if len(norm) < FUZZY_MIN:
             continue
-        if store.scalar("SELECT 1 FROM symbol_names WHERE name = ?", (norm,)):
+        if lookup.has_symbol_name(store, norm):
             continue  # exact name exists: no need to guess
         dist = 2 if len(norm) >= FUZZY_LONG else 1
         for name in fuzzy_names(store, norm, max_dist=dist):
@@ -137,15 +128,8 @@ def fuzzy_names(store: Store, norm: str, max_dist: int) -> list[str]:
         return []
     grams = {norm[i : i + 3] for i in range(len(norm) - 2)}
     match = " OR ".join('"' + g.replace('"', '""') + '"' for g in grams)
-    try:
-        rows = store.rows(
-            "SELECT name FROM symbol_trigrams WHERE symbol_trigrams MATCH ? ORDER BY rank LIMIT ?",
-            (match, FUZZY_CANDIDATES),
-        )
-    except apsw.SQLError:
-        return []
     scored = []
-    for (name,) in rows:
+    for name in lookup.trigram_names(store, match, FUZZY_CANDIDATES):
         if abs(len(name) - len(norm)) > max_dist or name == norm:
             continue
         d = Levenshtein.distance(norm, name, score_cutoff=max_dist)
@@ -195,7 +179,7 @@ def path_signals(
             pf = memo[pkey] = rank.path_factors(c.path, *wants)
         c.factors.update(pf)
     if config.search.recency:
-        newest = store.scalar("SELECT max(mtime_ns) FROM files") or 0
+        newest = indexed_files.newest_mtime(store)
         for c in cands.values():
             f = rank.recency_factor(c.mtime_ns, newest)
             if f > 1.0:

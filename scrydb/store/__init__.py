@@ -236,6 +236,10 @@ class Store(VectorTables):
             return str(e)
         return None if rows == ["ok"] else "; ".join(map(str, rows))
 
+    def integrity_problems(self) -> list[str]:
+        """``PRAGMA integrity_check`` in full (``["ok"]`` when sound; ``scry check``)."""
+        return [str(r[0]) for r in self.conn.execute("PRAGMA integrity_check")]
+
     def reopen_fresh(self) -> Path:
         """Move this (damaged) file aside and open a new, empty one in its place."""
         aside = self.move_aside()
@@ -429,6 +433,32 @@ class Store(VectorTables):
     def release_writer_lock(self) -> None:
         """Release the writer lock if this store holds it."""
         self._lock.release()
+
+
+class EngineProblem(ScryError):
+    """SQLite lacks FTS5 or cannot load sqlite-vec (``scry check``)."""
+
+
+def probe_engine() -> tuple[str, str]:
+    """(SQLite version, sqlite-vec version) after an FTS5 match and a vec0 insert in a
+    scratch in-memory database; :class:`EngineProblem` when either fails."""
+    conn = apsw.Connection(":memory:")
+    try:
+        conn.enable_load_extension(True)
+        conn.load_extension(sqlite_vec.loadable_path())
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='unicode61')")
+        conn.execute("INSERT INTO t(body) VALUES ('parse json text')")
+        n = conn.execute("SELECT count(*) FROM t WHERE t MATCH 'json'").get
+        conn.execute("CREATE VIRTUAL TABLE v USING vec0(embedding float[4])")
+        conn.execute("INSERT INTO v(rowid, embedding) VALUES (1, '[1,0,0,0]')")
+        vec_version = conn.execute("SELECT vec_version()").get
+    except apsw.Error as e:
+        raise EngineProblem(f"{type(e).__name__}: {e}") from None
+    finally:
+        conn.close()
+    if n != 1:
+        raise EngineProblem("FTS5 answered a wrong match count")
+    return apsw.sqlite_lib_version(), str(vec_version)
 
 
 def _connection(name: str, flags: int) -> apsw.Connection:

@@ -18,7 +18,14 @@ from scrydb.chunk.windows import view_texts
 from scrydb.config import Config
 from scrydb.embed import Embedder
 from scrydb.paths import repo_name
-from scrydb.store import Store
+from scrydb.store import Store, lookup
+from scrydb.store.keys import (  # noqa: F401 - the keying rule, re-exported for sync/
+    ORIGIN_CACHE,
+    ORIGIN_SEED,
+    head_hash,
+    text_hash,
+    window_hash,
+)
 from scrydb.walk import UTF16_BOMS, WalkedFile
 
 #: Files per lexical write transaction (also capped by LEXICAL_BATCH_BYTES).
@@ -124,11 +131,6 @@ class _Staged:
     hashes: list[str]
 
 
-def text_hash(content: str) -> str:
-    """Key of embedding reuse: blake2b-128 of the chunk content."""
-    return hashlib.blake2b(content.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-
-
 def read_file(path: Path, size: int, limit: int) -> bytes:
     """A file's bytes, at most ``limit + 1`` (more than ``limit`` means too large).
 
@@ -170,23 +172,8 @@ def embed_header(repo: str, path: str, symbol: str | None) -> str:
     return f"{repo} > {path} > {symbol}\n" if symbol else f"{repo} > {path}\n"
 
 
-def head_hash(key: str) -> str:
-    """Key of a header vector's reuse (the key of ``chunk.header.header``): a hash apart from
-    every chunk text's."""
-    return text_hash("\x00head\x00" + key)
-
-
 #: What a text sent to the model is: a chunk's body, its header, a window of a long chunk.
 BODY, HEAD, WINDOW = "body", "head", "window"
-#: ``embeddings.origin``: where a vector came from when not from the model (NULL):
-#: the shared vector cache, or a seed index (``sync/reuse.py``).
-ORIGIN_CACHE, ORIGIN_SEED = 1, 2
-
-
-def window_hash(text: str) -> str:
-    """Key of a window vector's reuse (the window's text, chunk/windows.py): a hash apart
-    from every chunk text's and header's."""
-    return text_hash("\x00win\x00" + text)
 
 
 def embed_recipe(config: Config) -> str:
@@ -313,13 +300,4 @@ class Phase:
 
     def _lookup_embeddings(self, hashes: Iterable[str]) -> dict[str, int]:
         """text_hash -> embedding id for the hashes that already have a vector."""
-        wanted = sorted(set(hashes))
-        if not wanted:
-            return {}
-        return dict(
-            self.store.rows(
-                "SELECT e.text_hash, e.id FROM json_each(?) AS j "
-                "JOIN embeddings AS e ON e.text_hash = j.value",
-                (json.dumps(wanted),),
-            )
-        )
+        return lookup.embedding_ids(self.store, hashes)

@@ -11,6 +11,7 @@ from pathlib import Path
 from scrydb.config import Config
 from scrydb.errors import ScryError
 from scrydb.store import Store
+from scrydb.store import files as indexed_files
 from scrydb.sync.base import RACY_NS, SyncReport
 from scrydb.walk import WalkedFile, walk
 
@@ -36,16 +37,8 @@ def detect(
     files = [f for f in result.files if f.path not in exclude]
     report.skipped.update(result.skipped)
     report.files_seen = len(files)
-    existing = {
-        path: (fid, size, mtime, digest)
-        for fid, path, size, mtime, digest in store.rows(
-            "SELECT id, path, size, mtime_ns, hash FROM files"
-        )
-    }
-    skipped_before = {
-        p: (reason, size, mtime)
-        for p, reason, size, mtime in store.rows("SELECT path, reason, size, mtime_ns FROM skipped")
-    }
+    existing = indexed_files.states(store)
+    skipped_before = indexed_files.skipped(store)
     # "Racily clean" files (git's term): changed so shortly before the last sync's
     # scan that a second change within the file system's timestamp granularity
     # could have kept their stat. They are hashed once more.

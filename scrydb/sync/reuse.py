@@ -7,7 +7,6 @@ or a colleague, read by the index's own text hashes as the index reuses its own)
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import time
 from collections.abc import Callable
@@ -18,7 +17,7 @@ import numpy as np
 from scrydb.config import Config
 from scrydb.errors import ScryError
 from scrydb.paths import cache_dir
-from scrydb.store import Store
+from scrydb.store import Store, lookup
 from scrydb.store.vcache import VectorCache, cache_disabled_by_env, text_key
 from scrydb.sync.base import ORIGIN_CACHE, ORIGIN_SEED, embed_recipe
 
@@ -142,14 +141,7 @@ class SeedIndex:
         """The seed's vectors among the index hashes ``hashes`` (body, header, window)."""
         found: dict[str, np.ndarray] = {}
         for i in range(0, len(hashes), SEED_CHUNK):
-            part = json.dumps(hashes[i : i + SEED_CHUNK])
-            for h, blob in self.store.rows(
-                "SELECT e.text_hash, v.embedding FROM json_each(?) AS j "
-                "JOIN embeddings AS e ON e.text_hash = j.value "
-                "JOIN vec_float AS v ON v.rowid = e.id",
-                (part,),
-            ):
-                found[h] = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+            found.update(lookup.vectors_by_hash(self.store, hashes[i : i + SEED_CHUNK]))
         return found
 
     def close(self) -> None:

@@ -12,7 +12,8 @@ from typing import Any
 from scrydb.config import Config
 from scrydb.embed import Embedder
 from scrydb.errors import ScryError
-from scrydb.store import SCHEMA_VERSION, Store, scrydb_version
+from scrydb.store import SCHEMA_VERSION, Store, counts, scrydb_version
+from scrydb.store import files as indexed_files
 from scrydb.sync.base import Progress, SyncReport, _counter_text, fingerprint
 from scrydb.sync.changes import detect
 from scrydb.sync.embedding import EmbeddingPhase
@@ -121,9 +122,7 @@ class Syncer:
             t2 = time.perf_counter()
             self.embedding.embed_pending()
             self.report.seconds_embed = time.perf_counter() - t2
-        self.report.pending = (
-            self.store.scalar("SELECT count(*) FROM chunks WHERE emb_id IS NULL") or 0
-        )
+        self.report.pending = counts.pending(self.store)
         with self.store.transaction():
             if complete:
                 self.store.set_meta("last_sync", str(time.time()))
@@ -143,7 +142,7 @@ class Syncer:
         fp = fingerprint(self.config, self.embedder_id)
         want = {"chunker": fp["chunker"], "tokenizer": fp["tokenizer"]}
         have = {k: s.meta(k) for k in want}
-        fresh = s.scalar("SELECT count(*) FROM files") == 0 and have["chunker"] is None
+        fresh = indexed_files.count(s) == 0 and have["chunker"] is None
         # A new embedder is loaded and probed before anything in the index changes: a
         # model that cannot load is one error, and the index stays as it was.
         probed = self.models.probe()
