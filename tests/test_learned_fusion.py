@@ -44,11 +44,13 @@ def test_features_edge_cases() -> None:
     col = learned.COL
     a = _cand(1, dense_rank=1, dense_score=0.4, end_line=0)  # equal cosines; no lines
     b = _cand(2, dense_rank=2, dense_score=0.4, lex_rank=3, lex_score=0.5)  # bm25 <= 0
-    a.votes.update({"stem": 0.5, "rerank": 0.25})
+    a.votes.update({"stem": 0.5})
+    a.rank_votes["rerank"] = (0.25, 1)  # a rank-1 vote counts its weight
     a.rank_votes["rerank2"] = (1.0, 3)  # counts 2 / (1 + 3) of a rank-1 vote
-    a.factors.update({"test": 0.0, "docs": 0.5, "unknown": 2.0})
-    x = learned.features([a, b], "weird-shape", coverage=0.25)
-    assert (x[:, col["dense@question"]] == 1.0).all()  # unknown shape reads as a question
+    # "short" is a factor left out of the features on purpose (learned.UNUSED_FACTORS)
+    a.factors.update({"test": 0.0, "docs": 0.5, "short": 0.6})
+    x = learned.features([a, b], "question", coverage=0.25)
+    assert (x[:, col["dense@question"]] == 1.0).all()
     assert (x[:, col["dense*best_cos"]] == 0.4).all() and (x[:, col["cos"]] == 0.4).all()
     assert (x[:, col["has_lex"]] == 0.0).all()  # no positive BM25: no lexical evidence
     assert x[1, col["lex_rr"]] == pytest.approx(1 / 3) and x[0, col["lex_rr"]] == 0.0

@@ -16,7 +16,6 @@ from scrydb.config import RerankConfig
 from scrydb.search.rerank import LocalReranker
 
 ROOT = Path(__file__).resolve().parent.parent
-TRAIN_CE = ROOT / "training" / "train_ce.py"
 
 CODES = [
     ("retry.py", "backoff", "def backoff(attempt):\n    return min(60, 2 ** attempt)"),
@@ -63,7 +62,9 @@ def _train(data: Path, out: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [
             sys.executable,
-            str(TRAIN_CE),
+            "-m",
+            "training",
+            "train-ce",
             "--data",
             str(data),
             "--out",
@@ -81,6 +82,7 @@ def _train(data: Path, out: Path) -> subprocess.CompletedProcess[str]:
             "--eval-every",
             "2",
         ],
+        cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=600,

@@ -12,7 +12,6 @@ import numpy as np
 from scrydb.search import learned
 
 ROOT = Path(__file__).resolve().parent.parent
-FUSION = ROOT / "training" / "fusion.py"
 
 
 def _dump(path: Path, right_first: list[bool], kinds: list[str]) -> Path:
@@ -46,7 +45,8 @@ def _dump(path: Path, right_first: list[bool], kinds: list[str]) -> Path:
 
 def _compare(a: Path, b: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(FUSION), "compare", str(a), str(b)],
+        [sys.executable, "-m", "training", "fusion", "compare", str(a), str(b)],
+        cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=120,

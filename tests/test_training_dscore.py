@@ -4,20 +4,16 @@ that lets a model be scored on the golden sets without building an index with it
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 
+import scrydb
+from scrydb import evaluate
+from scrydb.config import find_config
+from training import dscore, export_eval
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "training"))
-
-import dscore  # noqa: E402
-import export_eval  # noqa: E402
-
-import scrydb  # noqa: E402
-from scrydb import evaluate  # noqa: E402
-from scrydb.config import find_config  # noqa: E402
 from scrydb.store.vectors import read_rows  # noqa: E402
 
 CASES = [

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "training"))
-
-import inner  # noqa: E402
+from training import inner
 
 SOURCE = '''\
 """Demo module."""

@@ -3,15 +3,11 @@ whole; the base mix is average.py's rule."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "training"))
-
-import sweep  # noqa: E402
+from training import sweep
 
 
 def test_parts_round_trip_under_the_limit(tmp_path: Path, monkeypatch) -> None:

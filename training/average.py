@@ -1,7 +1,7 @@
 """Average a fine-tuned model with its base, weight by weight (weight-space interpolation):
 keeps much of the fine-tuning's gain and more of the base's generality.
 
-    python training/average.py --tuned RUN/final --out RUN/wise50 --mix 0.5
+    python -m training average --tuned RUN/final --out RUN/wise50 --mix 0.5
 
 ``--mix`` is the tuned model's share; the base defaults to the packaged MiniLM. The output
 directory is the tuned one's copy (configs, tokenizer) with the averaged weights.
@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 
 
 def interpolate(tuned: dict, base: dict, mix: float) -> dict:
@@ -38,7 +37,8 @@ def main() -> int:
     args = ap.parse_args()
 
     from safetensors.torch import load_file, save_file
-    from train import base_model_dir
+
+    from training.train import base_model_dir
 
     base = load_file(str(Path(args.base or base_model_dir()) / "model.safetensors"))
     tuned = load_file(str(Path(args.tuned) / "model.safetensors"))

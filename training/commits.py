@@ -1,7 +1,7 @@
 """Mine (commit subject -> changed definition) pairs from git history.
 
-    python training/commits.py [--mirror-dir /work/.mirror] [--manifest M] [--out F] [--jobs 1]
-    python training/commits.py --pin owner/name ...   # (re)write the manifest from mirror HEADs
+    python -m training commits [--mirror-dir /work/.mirror] [--manifest M] [--out F] [--jobs 1]
+    python -m training commits --pin owner/name ...   # (re)write the manifest from mirror HEADs
 
 People describe code in their own words when they commit it: "Fix crash when the header
 list is empty" is a query, and the function whose body that commit changed is its answer.
@@ -53,13 +53,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from training import corpus  # exclusions, filters, doc helpers
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-for p in (str(REPO), str(HERE)):
-    if p not in sys.path:
-        sys.path.insert(0, p)
 
-import corpus  # noqa: E402  (training/corpus.py: exclusions, filters, doc helpers)
 
 DEFAULT_MANIFEST = HERE / "commits_manifest.json"
 DEFAULT_OUT = Path("/work/train-data/commits.jsonl")
@@ -343,7 +341,7 @@ def file_defs(
     defs: dict[str, Def] = {}
     for ch in chunks:
         target = ch.kind in TARGET_KINDS and bool(ch.symbol)
-        if target and re.search(r"(?i)(?:^|[._ ])tests?(?:$|[._ ])|^test_", ch.symbol):
+        if target and re.search(r"(?i)(?:^|[._ ])tests?(?:$|[._ ])|^test_", ch.symbol or ""):
             target = False
         spans.append((ch.start_line, ch.end_line, ch.symbol if target else None))
         if not target or ch.symbol in defs:
@@ -376,10 +374,9 @@ def file_defs(
         body = "\n".join(keep).strip("\n")
         if len(body.strip()) < 40 or sum(1 for x in keep if x.strip()) < 2:
             continue
-        code = (f"{label} > {path} > {ch.symbol}\n" + body)[: corpus.MAX_CODE_CHARS]
-        defs[ch.symbol] = Def(
-            path, file_label, ch.symbol, ch.kind, code, frozenset(corpus.split_words(ch.symbol))
-        )
+        sym = ch.symbol or ""
+        code = (f"{label} > {path} > {sym}\n" + body)[: corpus.MAX_CODE_CHARS]
+        defs[sym] = Def(path, file_label, sym, ch.kind, code, frozenset(corpus.split_words(sym)))
     return spans, defs
 
 

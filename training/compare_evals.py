@@ -1,6 +1,6 @@
 """Base vs tuned table from two or more eval_golden.py reports (JSON).
 
-    python training/compare_evals.py --base base.json [base2.json ...] --tuned tuned.json [...]
+    python -m training compare-evals --base base.json [base2.json ...] --tuned tuned.json [...]
 
 Prints, per set, per leg (dense, fused, lexical) and per kind, MRR@10 and Recall@10 of both
 and the change (tuned - base), as Markdown.

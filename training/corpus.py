@@ -1,6 +1,6 @@
 """Build the (query, code) training corpus for the code-tuned embedder (issue 14, part 1).
 
-    python training/corpus.py [--out /work/train-data] [--limit-packages N] [--jobs 2]
+    python -m training corpus [--out /work/train-data] [--limit-packages N] [--jobs 2]
 
 One command: reads training/manifest.json, downloads each pinned package with its
 registry's own client (cached in OUT/cache; a sha256 mismatch is fatal), unpacks it into
@@ -44,8 +44,6 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))  # scrydb itself, from this checkout
 
 # ---------------------------------------------------------------------------------------
 # Exclusions (evaluation hygiene)
@@ -895,8 +893,8 @@ def mine_package(pkg: dict, root: Path, seed: int = 14) -> tuple[list[dict], Cou
                 words=frozenset(split_words(ch.symbol)),
             )
             if doc_span:
-                q, why = summarize(doc_raw)
-                why = why or reject_query(q or "", doc_def.name)
+                q, why0 = summarize(doc_raw)
+                why = why0 or reject_query(q or "", doc_def.name)
                 if why:
                     drops[why] += 1
                 else:
@@ -1120,7 +1118,8 @@ def main() -> int:
 
     # global dedupe, per-package duplicate queries, cap
     seen: set[str] = set()
-    train, held = [], []
+    train: list[dict] = []
+    held: list[dict] = []
     per_pkg: dict[str, Counter] = {}
     for p in use:
         rng = random.Random(f"{args.seed}:cap:{p['name']}")

@@ -16,6 +16,7 @@ import numpy as np
 _spec = importlib.util.spec_from_file_location(
     "_scry_rank", Path(__file__).resolve().parent.parent / "scrydb" / "search" / "rank.py"
 )
+assert _spec is not None and _spec.loader is not None
 _rank = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = _rank  # dataclasses look their module up
 _spec.loader.exec_module(_rank)

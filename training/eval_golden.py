@@ -1,6 +1,6 @@
 """Score the golden sets with a chosen embedding model: ``scry eval`` plus a config.
 
-    python training/eval_golden.py --model DIR_OR_PACKAGE --db-dir DIR --save OUT.json \\
+    python -m training eval-golden --model DIR_OR_PACKAGE --db-dir DIR --save OUT.json \\
         evals/httpx.toml evals/trpc-server.toml [--legs]
 
 ``scry eval`` opens each corpus with the corpus's own ``.scry.toml`` (none in evals/corpora),
@@ -19,8 +19,6 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
 
 def run_sets(cases: list[str], config_text: str, db_dir: str, half: str, k: int = 10) -> dict:
@@ -37,14 +35,14 @@ def run_sets(cases: list[str], config_text: str, db_dir: str, half: str, k: int 
         kw.setdefault("config", str(cfg))
         return orig(root, *a, **kw)
 
-    scrydb.open = open_with_config
+    scrydb.open = open_with_config  # type: ignore[assignment]
     sets = [evaluate.only_half(evaluate.load_set(c), half) for c in cases]
     ev = evaluate.Evaluator(
         k=k,
         legs=True,
         runs=1,
         repo=None,
-        db_dir=Path(db_dir),
+        db_dir=db_dir,
         tokens=False,
         progress=lambda m: print(m, file=sys.stderr),
     )

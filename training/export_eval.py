@@ -1,7 +1,7 @@
 """Export the golden sets' dense-leg inputs from built indexes, for scoring models offline
 (``training/dscore.py``, ``training/sweep.py``) without building an index per model.
 
-    python training/export_eval.py --db-dir /work/evalrun/db --out DIR evals/*.toml [--vectors]
+    python -m training export-eval --db-dir /work/evalrun/db --out DIR evals/*.toml [--vectors]
 
 Writes ``DIR/evaldata.json.gz``: per set, every distinct text the index embeds (chunk
 bodies, headers and windows, built by the same functions the indexer uses), the chunks
@@ -24,8 +24,6 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
 
 def export_set(ix, root: Path, gs, config) -> tuple[dict, list[int]]:
@@ -126,7 +124,7 @@ def main() -> int:
             rec, ids = export_set(ix, root, gs, find_config(root, str(cfg)))
             data["sets"][gs.name] = rec
             if args.vectors:
-                rowids, mat = read_rows(ix.store, ix.store.vec_dim(), None)
+                rowids, mat = read_rows(ix.store, ix.store.vec_dim() or 0, None)
                 pos = {int(e): i for i, e in enumerate(rowids)}
                 vecs[gs.name] = mat[[pos[e] for e in ids]].astype(np.float16)
         print(
@@ -139,7 +137,7 @@ def main() -> int:
     with gzip.open(out / "evaldata.json.gz", "wt", encoding="utf-8") as fh:
         json.dump(data, fh)
     if args.vectors:
-        np.savez(out / "vectors.npz", **vecs)
+        np.savez(out / "vectors.npz", **vecs)  # type: ignore[arg-type]
     return 0
 
 

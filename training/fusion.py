@@ -1,15 +1,15 @@
 """Learned fusion (issue 14, part 4): synthetic queries, ranker features, a fitted linear model.
 
     # 1. synthetic queries over training packages (docstrings blanked out of the code)
-    python training/fusion.py synth --data /work/train-data --out /work/fusion/synth
+    python -m training fusion synth --data /work/train-data --out /work/fusion/synth
     # 2. the ranker's candidates and features, per query, with a chosen embedding model
-    python training/fusion.py dump --model M --synth /work/fusion/synth --db-dir D --out synth.npz
-    python training/fusion.py dump --model M --db-dir /work/evalrun/db-X --half dev \\
+    python -m training fusion dump --model M --synth /work/fusion/synth --db-dir D --out synth.npz
+    python -m training fusion dump --model M --db-dir /work/evalrun/db-X --half dev \\
         --out dev.npz evals/*.toml
     # 3. fit on the synthetic queries, compare with the hand ranker on golden halves
-    python training/fusion.py fit --train synth.npz --check dev.npz --out scrydb/search/fusion.json
+    python -m training fusion fit --train synth.npz --check dev.npz --out scrydb/search/fusion.json
     # or: judge a chunking / view / ranking change on the synthetic queries (two dumps)
-    python training/fusion.py compare before.npz after.npz
+    python -m training fusion compare before.npz after.npz
 
 Synthetic queries come from the training corpus's mined pairs (OUT of corpus.py): for a
 package, its source is copied, the docstring sentence each ``doc`` pair uses as its query
@@ -34,17 +34,15 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from training.train import delexicalise
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
 
-from train import delexicalise  # noqa: E402  (training/ is not a package)
 
 #: Training packages the synthetic queries come from by default: a spread of languages,
 #: each small enough to embed in a minute or two (none is held out by corpus.py).
@@ -164,7 +162,7 @@ def synth(args: argparse.Namespace) -> int:
             first = p["symbol"].split(", ")[0]
             if p["source"] == "doc" and re.fullmatch(r"[A-Za-z_][\w.:]*", first):
                 by_kind["ident"].append({**p, "query": first, "source": "ident"})
-        queries = []
+        queries: list[dict] = []
         for kind, items in by_kind.items():
             rng.shuffle(items)
             seen = set()
@@ -215,11 +213,11 @@ class Capture:
     def __init__(self) -> None:
         from scrydb.search import fusion
 
-        self.last: tuple[list, object, float] | None = None
+        self.last: tuple[list, Any, float] | None = None
         self._hook = fusion.observing(self._seen)
         self._hook.__enter__()
 
-    def _seen(self, ev) -> None:  # type: ignore[no-untyped-def]
+    def _seen(self, ev: Any) -> None:
         self.last = (ev.candidates, ev.query, ev.coverage)
 
 

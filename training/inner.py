@@ -19,8 +19,8 @@ definition ("how does the parser decide whether a list is tight or loose": 60 li
 Same packages, exclusions and held-out split as ``corpus.py`` (held-out packages give no
 pairs). Needs ``corpus.py`` to have unpacked the sources (``OUT/src``).
 
-    python training/inner.py --out /work/train-data     # -> OUT/inner.jsonl
-    python training/train.py ... --extra /work/train-data/inner.jsonl
+    python -m training inner --out /work/train-data     # -> OUT/inner.jsonl
+    python -m training train ... --extra /work/train-data/inner.jsonl
 """
 
 from __future__ import annotations
@@ -34,8 +34,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import corpus
+from training import corpus
 
 LINE_COMMENT = {
     "python": ("#",),
@@ -160,7 +159,7 @@ def mine(pkg: dict, root: Path, seed: int) -> tuple[list[dict], Counter]:
             for a, b in blocks:
                 if n >= PER_CHUNK:
                     break
-                q, why = comment_query(body[a : b + 1], ch.symbol.rsplit(".", 1)[-1])
+                q, why = comment_query(body[a : b + 1], (ch.symbol or "").rsplit(".", 1)[-1])
                 if not q:
                     drops[why] += 1
                     continue

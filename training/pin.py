@@ -1,6 +1,6 @@
 """Pin the training corpus: download every candidate package once and write manifest.json.
 
-    python training/pin.py [--candidates training/candidates.txt] [--out /work/train-data]
+    python -m training pin [--candidates training/candidates.txt] [--out /work/train-data]
                            [--manifest training/manifest.json] [--jobs 3]
 
 Each line of candidates.txt is ``REGISTRY NAME`` (pypi, npm or deb). The newest version the
@@ -24,9 +24,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import corpus
+from training import corpus
 
 
 def batch_download(registry: str, names: list[str], cache: Path) -> dict[str, str]:
@@ -81,7 +79,7 @@ def pin_one(registry: str, name: str, cache: Path) -> dict:
     else:
         archive, version = corpus.download_latest(registry, name, cache)
     path = cache / archive
-    entry = {
+    entry: dict = {
         "registry": registry,
         "name": name,
         "version": version,

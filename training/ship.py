@@ -1,7 +1,7 @@
 """Put a trained model inside scrydb: fp16 safetensors under scrydb/models/NAME plus its
 model card, whose front matter carries the weights' sha256 (CI checks it).
 
-    python training/ship.py --run /work/train-data/run-long/final --name scry-code-minilm \\
+    python -m training ship --run /work/train-data/run-long/final --name scry-code-minilm \\
         --version 1 --card training/model_card.md
 
 ``--card`` is the card's Markdown body; ``{sha256}``, ``{size_mb}`` and ``{name}`` in it
@@ -20,7 +20,6 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-sys.path.insert(0, str(HERE))
 
 #: what a shipped model directory holds (all that scrydb's loaders read)
 KEEP = {
@@ -46,7 +45,7 @@ def main() -> int:
     ap.add_argument("--card", required=True, help="model card body (Markdown)")
     args = ap.parse_args()
 
-    from train import export_fp16
+    from training.train import export_fp16
 
     dest = REPO / "scrydb" / "models" / args.name
     with tempfile.TemporaryDirectory() as tmp:

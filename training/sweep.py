@@ -1,9 +1,9 @@
 """Train several fine-tuning recipes of the code embedder in one go and score each on the
 golden sets' dense leg (issue 14): the sweep that a GPU makes affordable.
 
-    python training/sweep.py --data DIR --base MODEL_DIR --evaldata EVAL.json.gz \\
+    python -m training sweep --data DIR --base MODEL_DIR --evaldata EVAL.json.gz \\
         --out OUT [--variants full32,full128x2,...] [--deadline 420] [--device cuda]
-    python training/sweep.py --prepare .gpu --data /work/train-data --evaldata EVAL.json.gz
+    python -m training sweep --prepare .gpu --data /work/train-data --evaldata EVAL.json.gz
 
 On a lent GPU (the device tool; its working tree is limited to 64 MiB): ``--prepare .gpu``
 once here (``.gpu/`` listed in ``.git/info/exclude``), move
@@ -44,12 +44,12 @@ import shutil
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from average import interpolate
-from train import batch_order, load_pairs
+from training.average import interpolate
+from training.train import batch_order, load_pairs
 
 os.environ["TOKENIZERS_PARALLELISM"] = "true"  # train.py turns it off for its 2-core runs
 
@@ -131,7 +131,7 @@ def load_model(base: str, device):
 mixed_state = interpolate
 
 
-def train_variant(rows, recipe: dict, base: str, device, log) -> tuple[object, object]:
+def train_variant(rows, recipe: dict, base: str, device, log) -> tuple[Any, Any]:
     """Train one recipe from the base; (tuned model, tokenizer)."""
     import torch
 
@@ -218,7 +218,9 @@ def save_parts(state: dict, out: Path, prefix: str) -> list[str]:
         rows = max(1, v.shape[0] * PART_BYTES // n)
         for i, c in enumerate(v.split(rows)):
             pieces.append((f"{k}@@{i}", c.contiguous()))
-    parts, cur, size = [], {}, 0
+    parts: list = []
+    cur: dict = {}
+    size = 0
     for k, v in pieces:
         n = v.numel() * v.element_size()
         if cur and size + n > PART_BYTES:
@@ -262,7 +264,8 @@ def prepare(dest: Path, data: Path, evaldata: Path, cut: int = 900) -> None:
     import lzma
 
     from safetensors.torch import load_file, save_file
-    from train import base_model_dir
+
+    from training.train import base_model_dir
 
     dest.mkdir(parents=True, exist_ok=True)
     base = Path(base_model_dir())
@@ -284,8 +287,8 @@ def prepare(dest: Path, data: Path, evaldata: Path, cut: int = 900) -> None:
     for name in ("train.jsonl", "inner.jsonl"):
         if not (data / name).exists():
             continue
-        with open(data / name) as f, lzma.open(dest / f"{name}.xz", "wt", preset=9) as g:
-            for line in f:
+        with open(data / name) as fh, lzma.open(dest / f"{name}.xz", "wt", preset=9) as g:
+            for line in fh:
                 r = json.loads(line)
                 r["code"] = r["code"][:cut]
                 r["negatives"] = [x[:cut] for x in r["negatives"][:3]]
@@ -326,8 +329,9 @@ def main() -> int:
         join(Path(args.join[0]), Path(args.join[1]), Path(args.join[2]))
         return 0
 
-    import dscore
     import torch
+
+    from training import dscore
 
     t_start = time.time()
     device = pick_device(args.device)
@@ -370,7 +374,7 @@ def main() -> int:
     data = Path(args.data)
     train_file = next(p for p in (data / "train.jsonl.xz", data / "train.jsonl") if p.exists())
     inner = next((p for p in (data / "inner.jsonl.xz", data / "inner.jsonl") if p.exists()), None)
-    best = (-1.0, None)
+    best: tuple[float, str | None] = (-1.0, None)
     rate = None  # training rows per second (row = query + its codes), measured
     for name in args.variants.split(","):
         recipe = {**DEFAULTS, **VARIANTS[name]}
@@ -399,7 +403,7 @@ def main() -> int:
         secs = time.time() - t
         rate = work / secs if rate is None else max(rate, work / secs)
         tuned = {k: v.detach().clone() for k, v in model.state_dict().items()}
-        vres = {
+        vres: dict[str, Any] = {
             "recipe": {k: v for k, v in recipe.items()},
             "rows": len(rows),
             "train_s": round(secs, 1),

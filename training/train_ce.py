@@ -2,7 +2,7 @@
 one-logit head, trained listwise over (query, right code, same-repository hard negatives,
 one random code) with a softmax over each group.
 
-    python training/train_ce.py --data /work/train-data --out /work/ce-run \\
+    python -m training train-ce --data /work/train-data --out /work/ce-run \\
         [--minutes 60] [--batch 8] [--negs 3] [--lr 3e-5]
 
 The documents are what ``search/rerank.py`` sends (``path > symbol`` then the code). A
@@ -27,11 +27,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from training.train import delexicalise
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-sys.path.insert(0, str(HERE))
-
-from train import delexicalise  # noqa: E402
 
 
 def document(code: str) -> str:
