@@ -1,22 +1,5 @@
-"""``scry serve``: the index as an MCP server over stdio, for coding agents.
-
-One repository per server. Tools: ``search`` (ranked chunks, about 1,500 tokens for 10
-hits), ``read`` (indexed lines, whole chunks), ``related`` (dense neighbours),
-``locate`` (exact literal matches) and ``status``. Built on the official ``mcp`` SDK
-(v2: ``mcp.server.mcpserver.MCPServer``).
-
-The server answers at once. The index is kept fresh by :class:`scrydb.watch.Watcher`,
-the loop ``scry watch`` runs: a lexical sync first (search works as soon as it is
-committed), embeddings behind it, a re-sync about 500 ms after the last file change
-(embedding gives way to it), a changed ``.scry.toml`` reloaded, another process's
-writer lock waited for. Requests use a second, reader Index (WAL: readers never wait
-for the writer), one request at a time; query vectors come from the watcher's model.
-While embeddings are pending, search answers lexically and says so in a note.
-
-Each tool runs in a worker thread. When the client asked for progress (a
-``progressToken``) a long call reports it about once a second; a cancelled call stops
-waiting at once and interrupts its SQL statement (``sqlite3_interrupt``).
-"""
+"""The service behind ``scry serve``: a watcher that writes the index, a reader that answers,
+the first-use wait, cancellation and progress (the tools are in :mod:`.tools`)."""
 
 from __future__ import annotations
 
@@ -27,21 +10,18 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Any, TypeVar
 
 import anyio
 import numpy as np
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import ToolAnnotations
-from pydantic import Field, ValidationError
 
-from scrydb import firstuse, langs, present
+from scrydb import firstuse
 from scrydb.config import CONFIG_NAME, Config
 from scrydb.embed import Embedder
 from scrydb.errors import EmbedderError, ScryError
 from scrydb.index import Index, find_root
-from scrydb.paths import split_target
 from scrydb.sync import SyncReport
 from scrydb.watch import Watcher, describe
 
@@ -417,189 +397,3 @@ class ScryService:
         if isinstance(value, ScryError):
             raise ToolError(str(value)) from None
         raise value
-
-
-# -- the tools ---------------------------------------------------------------------------
-
-
-_RO = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
-
-Limit = Annotated[int, Field(ge=1, le=MAX_HITS, description="Most hits to return.")]
-LangFilter = Annotated[
-    str | None,
-    Field(
-        description=(
-            "Only these languages, comma-separated ids or aliases, e.g. 'python', 'py', "
-            "'ts,tsx', 'c++'. Known ids: " + ", ".join(langs.known_ids()) + "."
-        )
-    ),
-]
-PathFilter = Annotated[
-    str | None,
-    Field(description="Only paths under this directory prefix or matching this glob."),
-]
-FileArg = Annotated[
-    str,
-    Field(
-        description="Path relative to the repository root, as search prints it (path:line works)."
-    ),
-]
-
-
-def tool_error_line(name: str, err: ToolError) -> str:
-    """A tool error as one line an agent can act on: argument validation reads
-    ``search: limit: Input should be greater than or equal to 1 (got 0)`` instead of
-    pydantic's multi-line report with a documentation URL."""
-    cause = err.__cause__
-    if isinstance(cause, ValidationError):
-        parts = []
-        for e in cause.errors():
-            where = ".".join(str(x) for x in e.get("loc", ())) or "arguments"
-            parts.append(f"{where}: {e.get('msg', 'invalid')} (got {e.get('input')!r:.40})")
-        return present.show_name(f"{name}: " + "; ".join(parts))
-    text = str(err)
-    prefix = f"Error executing tool {name}: "
-    if text.startswith(prefix):
-        text = text[len(prefix) :]
-    return present.show_name(f"{name}: {text}")
-
-
-class _Server(MCPServer):
-    """The SDK's server, with tool errors shortened to one line."""
-
-    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        try:
-            return await super().call_tool(name, arguments, context)
-        except ToolError as e:
-            raise ToolError(tool_error_line(name, e)) from None
-
-
-def build_server(svc: ScryService) -> MCPServer:
-    """The MCP server with scry's five tools over ``svc``."""
-    mcp = _Server(
-        "scry",
-        instructions=present.TOOL_INSTRUCTIONS.format(root=svc.root),
-        version=_version(),
-        log_level="WARNING",
-    )
-
-    @mcp.tool(
-        annotations=_RO, structured_output=False, description=present.TOOL_DESCRIPTIONS["search"]
-    )
-    async def search(
-        query: Annotated[
-            str,
-            Field(
-                description="A question, keywords or an identifier, e.g. 'where is the retry backoff computed'."
-            ),
-        ],
-        limit: Limit = 10,
-        lang: LangFilter = None,
-        path: PathFilter = None,
-        ctx: Context | None = None,
-    ) -> str:
-        """The ``search`` tool (description: present.TOOL_DESCRIPTIONS)."""
-
-        def work(cancel: _Cancel) -> str:
-            notes = svc.await_index(cancel)
-            res = svc.with_reader(
-                cancel, lambda ix: ix.search(query, k=limit, lang=lang, path=path)
-            )
-            return present.format_search(res, limit, notes, svc.embed)
-
-        return await svc.run(ctx, "search", work)
-
-    @mcp.tool(
-        annotations=_RO, structured_output=False, description=present.TOOL_DESCRIPTIONS["read"]
-    )
-    async def read(
-        file: FileArg,
-        start_line: Annotated[
-            int | None, Field(ge=1, description="First line; alone, the whole chunk around it.")
-        ] = None,
-        end_line: Annotated[int | None, Field(ge=1, description="Last line (inclusive).")] = None,
-        ctx: Context | None = None,
-    ) -> str:
-        """The ``read`` tool (description: present.TOOL_DESCRIPTIONS)."""
-
-        def work(cancel: _Cancel) -> str:
-            svc.await_index(cancel)
-            return svc.with_reader(
-                cancel, lambda ix: present.read_text(ix, file, start_line, end_line)
-            )
-
-        return await svc.run(ctx, "read", work)
-
-    @mcp.tool(
-        annotations=_RO, structured_output=False, description=present.TOOL_DESCRIPTIONS["related"]
-    )
-    async def related(
-        file: FileArg,
-        line: Annotated[
-            int | None,
-            Field(ge=1, description="A line inside the chunk (or give file as path:line)."),
-        ] = None,
-        limit: Annotated[int, Field(ge=1, le=MAX_HITS, description="Most hits to return.")] = 5,
-        ctx: Context | None = None,
-    ) -> str:
-        """The ``related`` tool (description: present.TOOL_DESCRIPTIONS)."""
-
-        def work(cancel: _Cancel) -> str:
-            svc.await_index(cancel)
-            path, a, _b = split_target(file, line, None)
-            if a is None:
-                raise ScryError(f"give a line: related(file={path!r}, line=N)")
-            res = svc.with_reader(cancel, lambda ix: ix.related(path, a, limit))
-            return present.format_search(res, limit, embedding=svc.embed)
-
-        return await svc.run(ctx, "related", work)
-
-    @mcp.tool(
-        annotations=_RO, structured_output=False, description=present.TOOL_DESCRIPTIONS["locate"]
-    )
-    async def locate(
-        text: Annotated[
-            str,
-            Field(
-                description="Literal text within one line (no regex), e.g. an identifier or an error message."
-            ),
-        ],
-        limit: Annotated[int, Field(ge=1, le=MAX_MATCHES, description="Most matches.")] = 50,
-        lang: LangFilter = None,
-        path: PathFilter = None,
-        ignore_case: bool = False,
-        ctx: Context | None = None,
-    ) -> str:
-        """The ``locate`` tool (description: present.TOOL_DESCRIPTIONS)."""
-
-        def work(cancel: _Cancel) -> str:
-            svc.await_index(cancel)
-            matches = svc.with_reader(
-                cancel,
-                lambda ix: ix.locate(text, k=limit, lang=lang, path=path, ignore_case=ignore_case),
-            )
-            return present.locate_text(matches, text, limit)
-
-        return await svc.run(ctx, "locate", work)
-
-    @mcp.tool(
-        annotations=_RO, structured_output=False, description=present.TOOL_DESCRIPTIONS["status"]
-    )
-    async def status(ctx: Context | None = None) -> str:
-        """The ``status`` tool (description: present.TOOL_DESCRIPTIONS)."""
-
-        def work(cancel: _Cancel) -> str:
-            return "\n".join(present.status_lines(svc.status(), svc.service_lines()))
-
-        return await svc.run(ctx, "status", work)
-
-    return mcp
-
-
-def _version() -> str:
-    from scrydb import __version__
-
-    return __version__
-
-
-# -- the CLI command -----------------------------------------------------------------------
