@@ -19,7 +19,7 @@ from typing import ParamSpec, TypeVar
 
 from scrydb import status as status_mod
 from scrydb.config import Config, find_config
-from scrydb.embed import Embedder, embedder_id, make_embedder
+from scrydb.embed import Embedder, embedder_id, make_embedder, recorded_embedder
 from scrydb.errors import IndexError_, ScryError
 from scrydb.paths import cache_dir, default_db_path, find_root, storable
 from scrydb.results import READ_MAX_LINES, Match, ReadResult, Results
@@ -158,20 +158,7 @@ class Index:
             return self.embedder()
         emb = self._live_embedders.get(live)
         if emb is None:
-            raw = self.store.meta("embed_config")
-            try:
-                cfg = Config.from_dict({"embed": json.loads(raw or "")}).embed
-            except (ValueError, ScryError):
-                raise ScryError(
-                    f"the index's vectors come from {live}, not the configured {mine}, and it "
-                    "did not record how to load that model: `scry index` finishes the re-embed"
-                ) from None
-            emb = make_embedder(cfg)
-            if emb.id != live:
-                raise ScryError(
-                    f"the index's vectors come from {live}, which is no longer here ({emb.id}): "
-                    "`scry index` finishes the re-embed"
-                )
+            emb = recorded_embedder(live, self.store.meta("embed_config"), mine)
             self._live_embedders[live] = emb
         return emb
 
@@ -348,35 +335,10 @@ class Index:
         outside the root; the text comes from the stored chunks, not from the disk.
         """
         rel = self._indexed_path(path)
-        row = indexed_files.row(self.store, rel)
-        if row is None:
+        got = chunk_rows.read_lines(self.store, rel, start, end, max_lines)
+        if got is None:
             raise ScryError(f"not an indexed file: {path}")
-        fid, lang, _n_lines = row
-        chunks = chunk_rows.of_file(self.store, fid)
-        last = chunks[-1][1] if chunks else 0
-        a = 1 if start is None else int(start)
-        b = last if end is None else int(end)
-        if start is not None and end is None:
-            around = [(s, e) for s, e, *_ in chunks if s <= a <= e]
-            a, b = (min(s for s, _ in around), max(e for _, e in around)) if around else (a, a)
-        if a < 1 or b < a:
-            raise ScryError(f"bad line range {a}-{b} for {rel}")
-        if chunks and a > last:
-            raise ScryError(f"{rel} has {last} indexed lines; line {a} is past its end")
-        b = min(b, last)
-        truncated = False
-        if b - a + 1 > max_lines:
-            b, truncated = a + max_lines - 1, True
-        lines: dict[int, str] = {}
-        spans = []
-        for s, e, kind, sym, content in chunks:
-            if e < a or s > b:
-                continue
-            spans.append((s, e, kind, sym))
-            for i, line in enumerate(content.split("\n")):
-                lines[s + i] = line
-        text = "\n".join(lines.get(i, "") for i in range(a, b + 1)) if b >= a else ""
-        return ReadResult(rel, a, max(a, b) if b >= a else a, text, lang, truncated, spans)
+        return got
 
     @_file_errors
     def related(self, path: str, line: int, k: int = 10) -> Results:

@@ -75,3 +75,29 @@ def make_embedder(cfg: EmbedConfig) -> Embedder:
     from scrydb.embed.local import LocalEmbedder
 
     return LocalEmbedder(cfg)
+
+
+def recorded_embedder(live_id: str, recorded_config: str | None, configured_id: str) -> Embedder:
+    """The embedder an index's vectors came from, rebuilt from the settings it recorded
+    (``embed_config``, JSON): searches use it while a re-embed for a newly configured model
+    (``configured_id``) is under way. A ScryError when the settings are missing or no
+    longer build the same model."""
+    import json
+
+    from scrydb.config import Config
+    from scrydb.errors import ScryError
+
+    try:
+        cfg = Config.from_dict({"embed": json.loads(recorded_config or "")}).embed
+    except (ValueError, ScryError):
+        raise ScryError(
+            f"the index's vectors come from {live_id}, not the configured {configured_id}, and "
+            "it did not record how to load that model: `scry index` finishes the re-embed"
+        ) from None
+    emb = make_embedder(cfg)
+    if emb.id != live_id:
+        raise ScryError(
+            f"the index's vectors come from {live_id}, which is no longer here ({emb.id}): "
+            "`scry index` finishes the re-embed"
+        )
+    return emb
