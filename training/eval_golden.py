@@ -3,11 +3,11 @@
     python -m training eval-golden --model DIR_OR_PACKAGE --db-dir DIR --save OUT.json \\
         evals/httpx.toml evals/trpc-server.toml [--legs]
 
-``scry eval`` opens each corpus with the corpus's own ``.scry.toml`` (none in evals/corpora),
-so it cannot be told to use another model without writing into the corpus. This wrapper runs
-the same evaluator (scrydb.evaluate) with ``[embed] model`` set, by handing a config file to
-every ``scrydb.open`` it makes. Use a separate --db-dir per model: the index fingerprint
-would otherwise rebuild it on every switch.
+The same evaluator as ``scry eval --config FILE`` (scrydb.evaluate), with ``[embed] model``
+set in a config file written for the run. (An earlier version patched ``scrydb.open``; that
+silently scored the shipped model once the evaluator passed its own ``config``.) Use a
+separate --db-dir per model: the index fingerprint would otherwise rebuild it on every
+switch.
 """
 
 from __future__ import annotations
@@ -23,19 +23,12 @@ REPO = Path(__file__).resolve().parent.parent
 
 def run_sets(cases: list[str], config_text: str, db_dir: str, half: str, k: int = 10) -> dict:
     """scry eval's report (all legs) over the golden-set files ``cases``, every corpus opened
-    with a config file holding ``config_text``."""
-    import scrydb
+    with a config file holding ``config_text`` (the Evaluator's ``config``, as ``scry eval
+    --config FILE`` does)."""
     from scrydb import evaluate
 
     cfg = Path(tempfile.mkdtemp(prefix="scry-eval-")) / "scry.toml"
     cfg.write_text(config_text)
-    orig = scrydb.open
-
-    def open_with_config(root, *a, **kw):
-        kw.setdefault("config", str(cfg))
-        return orig(root, *a, **kw)
-
-    scrydb.open = open_with_config  # type: ignore[assignment]
     sets = [evaluate.only_half(evaluate.load_set(c), half) for c in cases]
     ev = evaluate.Evaluator(
         k=k,
@@ -45,6 +38,7 @@ def run_sets(cases: list[str], config_text: str, db_dir: str, half: str, k: int 
         db_dir=db_dir,
         tokens=False,
         progress=lambda m: print(m, file=sys.stderr),
+        config=str(cfg),
     )
     return ev.run(sets)
 

@@ -4,7 +4,7 @@ until they are complete (``scrydb.sync.models``)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import apsw
 
@@ -14,39 +14,40 @@ CREATE VIRTUAL TABLE IF NOT EXISTS vec_bit USING vec0(embedding bit[{dim}]);
 """
 
 
-class VectorTables:
-    """The vector-table operations of :class:`~scrydb.store.Store` (mixed into it)."""
+class _Core(Protocol):
+    """What the vector-table operations need of the :class:`~scrydb.store.Store` they are
+    mixed into (its connection and meta helpers): a type for ``self``, not placeholders."""
 
     conn: apsw.Connection
 
-    def scalar(self, sql: str, params: tuple[Any, ...] = ()) -> Any:  # (Store's)
-        raise NotImplementedError
+    def scalar(self, sql: str, params: tuple[Any, ...] = ()) -> Any: ...
 
-    def set_meta(self, key: str, value: str) -> None:  # (Store's)
-        raise NotImplementedError
+    def set_meta(self, key: str, value: str) -> None: ...
 
-    def meta(self, key: str, default: str | None = None) -> str | None:  # (Store's)
-        raise NotImplementedError
+    def meta(self, key: str, default: str | None = None) -> str | None: ...
 
-    def bump(self, key: str) -> None:  # (Store's)
-        raise NotImplementedError
+    def bump(self, key: str) -> None: ...
 
-    def has_table(self, name: str) -> bool:  # (Store's)
-        raise NotImplementedError
+    def has_table(self, name: str) -> bool: ...
 
-    def vec_dim(self) -> int | None:
+
+class VectorTables:
+    """The lifecycle of the vector tables (create, drop, the ``vec_next`` of a model
+    switch), one job of :class:`~scrydb.store.Store`, which mixes it in."""
+
+    def vec_dim(self: _Core) -> int | None:
         """Dimension of the vector tables, or None when they do not exist yet."""
         v = self.meta("embed_dim")
         if v is None or not self.has_table("vec_float"):
             return None
         return int(v)
 
-    def create_vec_tables(self, dim: int) -> None:
+    def create_vec_tables(self: _Core, dim: int) -> None:
         """Create the sqlite-vec tables for ``dim``-dimensional vectors (in a transaction)."""
         self.conn.execute(VEC_TABLES_SQL.format(dim=int(dim)))
         self.set_meta("embed_dim", str(int(dim)))
 
-    def drop_vectors(self) -> None:
+    def drop_vectors(self: _Core) -> None:
         """Forget every embedding (a changed embedder): chunks become lexical-only."""
         self.conn.execute("UPDATE chunks SET emb_id = NULL WHERE emb_id IS NOT NULL")
         self.conn.execute("UPDATE chunks SET head_emb_id = NULL WHERE head_emb_id IS NOT NULL")
@@ -57,7 +58,7 @@ class VectorTables:
         self.conn.execute("DELETE FROM query_cache")
         self.bump("vec_epoch")
 
-    def start_next_vectors(self, target: str, dim: int) -> None:
+    def start_next_vectors(self: _Core, target: str, dim: int) -> None:
         """Begin computing a new embedder's vectors beside the live ones (in a
         transaction): ``vec_next`` holds them by chunk text hash until the switch."""
         self.conn.execute(
@@ -67,12 +68,12 @@ class VectorTables:
         self.set_meta("next_embedder", target)
         self.set_meta("next_dim", str(int(dim)))
 
-    def clear_next_vectors(self) -> None:
+    def clear_next_vectors(self: _Core) -> None:
         """Forget a re-embed under way (in a transaction)."""
         self.conn.execute("DROP TABLE IF EXISTS vec_next")
         self.conn.execute("DELETE FROM meta WHERE key IN ('next_embedder', 'next_dim')")
 
-    def next_vectors_progress(self) -> tuple[str, int, int] | None:
+    def next_vectors_progress(self: _Core) -> tuple[str, int, int] | None:
         """(new embedder, texts done, texts in all) of a re-embed under way, else None."""
         target = self.meta("next_embedder")
         if target is None or not self.has_table("vec_next"):
