@@ -127,33 +127,41 @@ def status(
     check_stale: bool = True,
     check_git: bool = True,
 ) -> Status:
-    """Counts, freshness and fingerprint of an index (see ``Index.status``)."""
-    s = store
+    """Counts, freshness and fingerprint of an index (see ``Index.status``): what it holds,
+    then (``check_stale``) what a sync would change and (``check_git``) which git-tracked
+    files it lacks."""
+    st = _holdings(store, root, db_path)
+    st.fingerprint, st.rebuild = _fingerprint(store, config, embedder_id)
+    bg = background.running(db_path)
+    if bg is not None:
+        st.background = asdict(bg)
+    walked: set[str] | None = None
+    if check_stale or check_git:
+        result = walk(root, config.index)
+        files = [f for f in result.files if f.path not in own_files]
+        walked = {f.path for f in files}
+        if check_stale:
+            st.stale, st.stale_paths = _staleness(store, files, result.unlisted)
+    if check_git:
+        _git_diagnosis(st, git_missing(store, root, config, walked or set(), own_files))
+    return st
+
+
+def _holdings(s: Store, root: Path, db_path: Path) -> Status:
+    """What the index holds: files, chunks, vectors by role and origin, skips, the file's
+    size, the last sync, a re-embed under way (the fingerprint is filled in after)."""
     skipped = indexed_files.skipped_reasons(s)
     for part in (s.meta("skipped_walk") or "").split(","):
         if "=" in part:
             k, v = part.split("=", 1)
             skipped[k] += int(v)
-    last = s.meta("last_sync")
     size = 0
     for suffix in ("", "-wal"):
         try:
             size += os.path.getsize(str(db_path) + suffix)
         except OSError:
             pass
-    want = fingerprint(config, embedder_id)
-    fp: dict[str, str | None] = {
-        "schema": s.meta("schema"),
-        "schema_supported": str(SCHEMA_VERSION),
-        "embed_dim": s.meta("embed_dim"),
-        "scrydb_version": s.meta("scrydb_version"),
-    }
-    rebuild = []
-    for key, value in want.items():
-        fp[key] = s.meta(key)
-        fp["current_" + key] = value
-        if fp[key] is not None and fp[key] != value:
-            rebuild.append(f"{key} {fp[key]} -> {value}")
+    last = s.meta("last_sync")
     vec = counts.vectors(s)
     n_chunks = counts.chunks(s)
     rate = s.meta("embed_rate")
@@ -182,8 +190,8 @@ def status(
         ),
         skipped=dict(sorted(skipped.items())),
         last_sync=float(last) if last else None,
-        fingerprint=fp,
-        rebuild=rebuild,
+        fingerprint={},
+        rebuild=[],
         langs=indexed_files.langs(s),
         writer_active=s.writer_active(),
         embed_rate=float(rate) if rate else None,
@@ -194,26 +202,35 @@ def status(
     moving = s.next_vectors_progress()
     if moving is not None:
         st.reembed = {"model": moving[0], "done": moving[1], "total": moving[2]}
-    bg = background.running(db_path)
-    if bg is not None:
-        st.background = asdict(bg)
-    walked: set[str] | None = None
-    if check_stale or check_git:
-        result = walk(root, config.index)
-        own = own_files
-        files = [f for f in result.files if f.path not in own]
-        walked = {f.path for f in files}
-        if check_stale:
-            st.stale, st.stale_paths = _staleness(store, files, result.unlisted)
-    if check_git:
-        missing = git_missing(store, root, config, walked or set(), own_files)
-        reasons = Counter(missing.values())
-        st.git_tracked_skipped = dict(sorted(reasons.items()))
-        suspicious = sorted(p for p, r in missing.items() if r not in DELIBERATE_SKIPS)
-        st.git_missing_count = len(suspicious)
-        st.git_missing = suspicious[:20]
-        st.git_warning = len(suspicious) > MISSING_WARN
     return st
+
+
+def _fingerprint(
+    s: Store, config: Config, embedder_id: str | None
+) -> tuple[dict[str, str | None], list[str]]:
+    """The index's fingerprint beside the current settings', and what would force a rebuild."""
+    fp: dict[str, str | None] = {
+        "schema": s.meta("schema"),
+        "schema_supported": str(SCHEMA_VERSION),
+        "embed_dim": s.meta("embed_dim"),
+        "scrydb_version": s.meta("scrydb_version"),
+    }
+    rebuild = []
+    for key, value in fingerprint(config, embedder_id).items():
+        fp[key] = s.meta(key)
+        fp["current_" + key] = value
+        if fp[key] is not None and fp[key] != value:
+            rebuild.append(f"{key} {fp[key]} -> {value}")
+    return fp, rebuild
+
+
+def _git_diagnosis(st: Status, missing: dict[str, str]) -> None:
+    """Git-tracked files the index lacks: per reason, and the suspicious ones (loudly)."""
+    st.git_tracked_skipped = dict(sorted(Counter(missing.values()).items()))
+    suspicious = sorted(p for p, r in missing.items() if r not in DELIBERATE_SKIPS)
+    st.git_missing_count = len(suspicious)
+    st.git_missing = suspicious[:20]
+    st.git_warning = len(suspicious) > MISSING_WARN
 
 
 def _staleness(
