@@ -20,12 +20,11 @@ SQL_CALLS = frozenset({"execute", "executemany", "rows", "scalar"})
 
 #: Modules outside store/ that still run SQL, each with its reason. Only shrinks.
 PENDING: dict[str, str] = {
-    # The writers and the dense leg: their SQL moves into store/ operations next (issue 31
-    # continues); each is a module whose job is the statements it runs.
+    # The writers: their SQL moves into store/ operations next (issue 31 continues); each is
+    # a module whose job is the statements it runs.
     "scrydb/sync/embedding.py": "the embedding writer's inserts and vector bookkeeping",
     "scrydb/sync/lexical.py": "the lexical writer's inserts (files, chunks, symbols, FTS)",
     "scrydb/sync/models.py": "the model switch (vec_next) bookkeeping",
-    "scrydb/search/engine.py": "the lexical leg's BM25 query and candidate hydration",
 }
 
 

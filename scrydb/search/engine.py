@@ -7,7 +7,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import apsw
 import numpy as np
 
 from scrydb import tokens
@@ -20,7 +19,7 @@ from scrydb.search.filters import Filter
 from scrydb.search.hits import make_hit
 from scrydb.search.query import STOP_WORDS, Query, analyse, clean_query, fts_match, fts_terms
 from scrydb.search.qvectors import QueryVectors
-from scrydb.store import Store
+from scrydb.store import Store, counts, legs
 from scrydb.store.vectors import VectorIndex
 
 #: A result list is "weak" when no hit has a lexical match of any content word and the
@@ -162,10 +161,7 @@ class SearchEngine:
     def main_language(self) -> str | None:
         """The language most files of the index are written in (a hint for HyDE)."""
         try:
-            return self.store.scalar(
-                "SELECT lang FROM files WHERE lang IS NOT NULL GROUP BY lang "
-                "ORDER BY count(*) DESC LIMIT 1"
-            )
+            return legs.main_language(self.store)
         except Exception:  # a hint only
             return None
 
@@ -175,7 +171,7 @@ class SearchEngine:
         for w in q.identifiers + [t for t in q.terms if len(t) >= 4]:
             norm = tokens.normalise_name(w.split(".")[-1])
             for name in votes.fuzzy_names(self.store, norm, max_dist=2):
-                row = self.store.scalar("SELECT name FROM symbols WHERE norm = ? LIMIT 1", (name,))
+                row = legs.symbol_spelling(self.store, name)
                 if row and row not in out:
                     out.append(row)
             if len(out) >= limit:
@@ -194,21 +190,7 @@ class SearchEngine:
         match = fts_match(terms)
         if not match:
             return
-        w = rank.BM25_WEIGHTS
-        where, params = filt.sql()
-        bm25 = f"bm25(chunks_fts, {w[0]}, {w[1]}, {w[2]}, {w[3]}) AS s FROM chunks_fts"
-        if filt.active:
-            sql = (
-                f"SELECT c.id, {bm25} JOIN chunks c ON c.id = chunks_fts.rowid "
-                f"JOIN files f ON f.id = c.file_id WHERE chunks_fts MATCH ? {where} "
-                "ORDER BY s LIMIT ?"
-            )
-        else:  # no filter: no join per match (every FTS row is a chunk; 1.7 vs 4.5 ms)
-            sql = f"SELECT rowid, {bm25} WHERE chunks_fts MATCH ? ORDER BY s LIMIT ?"
-        try:
-            rows = self.store.rows(sql, (match, *params, pool))
-        except apsw.SQLError:
-            return  # an FTS expression we failed to quote: no lexical evidence
+        rows = legs.bm25(self.store, match, filt.sql(), filt.active, pool, rank.BM25_WEIGHTS)
         for r, (cid, score) in enumerate(rows, 1):
             c = cands.setdefault(cid, rank.Candidate(cid))
             c.lex_rank, c.lex_score = r, score
@@ -218,12 +200,12 @@ class SearchEngine:
     ) -> bool:
         s = self.store
         if s.vec_dim() is None:
-            if s.scalar("SELECT count(*) FROM chunks"):
+            if s.has_chunks():
                 res.notes.append("lexical only: no embeddings yet (indexing adds them)")
             return False
-        pending = s.scalar("SELECT count(*) FROM chunks WHERE emb_id IS NULL") or 0
+        pending = counts.pending(s)
         if pending:
-            total = s.scalar("SELECT count(*) FROM chunks") or 0
+            total = counts.chunks(s)
             res.notes.append(
                 f"{pending} of {total} chunks wait for embeddings: they are found lexically only"
             )
@@ -246,23 +228,7 @@ class SearchEngine:
             return False
         allowed = None
         if filt.active:
-            where, params = filt.sql()
-            ids = [
-                e
-                for r in s.rows(
-                    f"SELECT c.emb_id, c.head_emb_id FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.emb_id IS NOT NULL {where}",
-                    tuple(params),
-                )
-                for e in r
-                if e is not None
-            ] + [
-                r[0]
-                for r in s.rows(
-                    "SELECT w.emb_id FROM chunk_windows w JOIN chunks c ON c.id = w.chunk_id "
-                    f"JOIN files f ON f.id = c.file_id WHERE w.emb_id IS NOT NULL {where}",
-                    tuple(params),
-                )
-            ]
+            ids = legs.allowed_vectors(s, filt.sql())
             allowed = self.vectors.mask(np.array(ids, dtype=np.int64))
         sc = self.config.search
         # Three times the pool: a chunk's body, header and windows can all be among the
@@ -274,25 +240,13 @@ class SearchEngine:
         # nearest; it is then scored by body and header (rank.HEAD_WEIGHT), or by its best
         # window where that is higher, and ranked by that score.
         cos = {int(e): float(v) for e, v in zip(emb_ids, scores, strict=True)}
-        where, params = filt.sql()
-        # The files table only for a filter (the join costs ~0.4 ms on 300 ids).
-        files = "JOIN files f ON f.id = c.file_id " if filt.active else ""
-        marks = ",".join("?" * len(cos))
+        where = filt.sql()
+        near = list(cos)
         windows: dict[int, tuple[float, int]] = {}  # chunk -> (best window cosine, its seq)
-        for cid, wid, seq in s.rows(
-            "SELECT w.chunk_id, w.emb_id, w.seq FROM chunk_windows w "
-            f"JOIN chunks c ON c.id = w.chunk_id {files}WHERE w.emb_id IN ({marks}) {where}",
-            (*cos.keys(), *params),
-        ):
-            if cid not in windows or cos[wid] > windows[cid][0]:
-                windows[cid] = (cos[wid], seq)
-        wmarks = ",".join("?" * len(windows))
-        rows = s.rows(
-            f"SELECT c.id, c.emb_id, c.head_emb_id FROM chunks c {files}"
-            f"WHERE (c.emb_id IN ({marks}) OR c.head_emb_id IN ({marks}) OR c.id IN ({wmarks})) "
-            f"{where}",
-            (*cos.keys(), *cos.keys(), *windows.keys(), *params),
-        )
+        for wcid, wid, wseq in legs.windows_among(s, near, where, filt.active):
+            if wcid not in windows or cos[wid] > windows[wcid][0]:
+                windows[wcid] = (cos[wid], wseq)
+        rows = legs.chunks_behind(s, near, windows, where, filt.active)
         # The bodies and headers of these chunks that are not among the nearest: their
         # cosines in one product.
         missing = {e for _c, eid, hid in rows for e in (eid, hid) if e is not None and e not in cos}
@@ -319,12 +273,7 @@ class SearchEngine:
         ids = list(cands)
         for i in range(0, len(ids), HYDRATE_BATCH):
             part = ids[i : i + HYDRATE_BATCH]
-            rows = self.store.rows(
-                "SELECT c.id, f.path, f.lang, c.start_line, c.end_line, c.kind, c.symbol, c.content, "
-                "c.text_hash, f.mtime_ns "
-                f"FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({','.join('?' * len(part))})",
-                tuple(part),
-            )
+            rows = legs.hydrate(self.store, part)
             for cid, path, lang, a, b, kind, sym, content, h, mtime_ns in rows:
                 c = cands[cid]
                 c.path, c.lang, c.start_line, c.end_line = path, lang, a, b
