@@ -24,7 +24,6 @@ PENDING: dict[str, str] = {
     # a module whose job is the statements it runs.
     "scrydb/sync/embedding.py": "the embedding writer's inserts and vector bookkeeping",
     "scrydb/sync/lexical.py": "the lexical writer's inserts (files, chunks, symbols, FTS)",
-    "scrydb/sync/models.py": "the model switch (vec_next) bookkeeping",
 }
 
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from scrydb.embed import Embedder
 from scrydb.errors import ScryError
+from scrydb.store import nextvectors
 from scrydb.sync.base import (
     BODY,
     EMBED_COMMIT,
@@ -39,7 +40,7 @@ class ModelSwitch(Phase):
         """The identity of the vectors the index holds now (None: it holds none)."""
         s = self.store
         old_id = s.meta("embedder")
-        if old_id is None or not s.scalar("SELECT 1 FROM embeddings LIMIT 1"):
+        if old_id is None or not nextvectors.has_vectors(s):
             return None
         return f"{old_id} | {s.meta('embed_text')}"
 
@@ -138,46 +139,21 @@ class ModelSwitch(Phase):
 
     def _embed_all(self, emb: Embedder, reuse: Reuse) -> None:
         s = self.store
-        bodies = (
-            "FROM chunks c JOIN files f ON f.id = c.file_id WHERE NOT EXISTS "
-            "(SELECT 1 FROM vec_next n WHERE n.text_hash = c.text_hash)"
-        )
-        heads = (
-            "FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.head_hash != '' AND "
-            "NOT EXISTS (SELECT 1 FROM vec_next n WHERE n.text_hash = c.head_hash)"
-        )
-        windows = (
-            "FROM chunk_windows w JOIN chunks c ON c.id = w.chunk_id "
-            "JOIN files f ON f.id = c.file_id WHERE NOT EXISTS "
-            "(SELECT 1 FROM vec_next n WHERE n.text_hash = w.text_hash)"
-        )
-        total = (
-            (s.scalar(f"SELECT count(DISTINCT c.text_hash) {bodies}") or 0)
-            + (s.scalar(f"SELECT count(DISTINCT c.head_hash) {heads}") or 0)
-            + (s.scalar(f"SELECT count(DISTINCT w.text_hash) {windows}") or 0)
-        )
+        total = nextvectors.missing_count(s)
         self.progress("embed", 0, total)
         done = 0
         while not self._cancelled():
             texts: dict[str, str] = {}
             kind = BODY
-            for h, content, sym, path in s.rows(
-                f"SELECT c.text_hash, c.content, c.symbol, f.path {bodies} LIMIT ?", (EMBED_PAGE,)
-            ):
+            for h, content, sym, path in nextvectors.missing_page(s, BODY, EMBED_PAGE):
                 texts.setdefault(h, self.body_text(path, sym, content))
             if not texts:
                 kind = HEAD
-                for h, content, sym, ckind, path in s.rows(
-                    f"SELECT c.head_hash, c.content, c.symbol, c.kind, f.path {heads} LIMIT ?",
-                    (EMBED_PAGE,),
-                ):
+                for h, content, sym, ckind, path in nextvectors.missing_page(s, HEAD, EMBED_PAGE):
                     texts.setdefault(h, self.head_text(path, sym, ckind, content))
             if not texts:
                 kind = WINDOW
-                for h, content, sym, path, seq in s.rows(
-                    f"SELECT w.text_hash, c.content, c.symbol, f.path, w.seq {windows} LIMIT ?",
-                    (EMBED_PAGE,),
-                ):
+                for h, content, sym, path, seq in nextvectors.missing_page(s, WINDOW, EMBED_PAGE):
                     # A window whose text is gone (cannot happen under the writer lock)
                     # still gets a vector, so the loop ends.
                     texts.setdefault(h, self.window_text(path, sym, content, seq) or path)
@@ -206,66 +182,14 @@ class ModelSwitch(Phase):
 
     def _put_next(self, hashes: list[str], vecs: list[np.ndarray]) -> None:
         """Store new-model vectors in ``vec_next`` (one transaction)."""
-        with self.store.transaction():
-            self.store.conn.executemany(
-                "INSERT OR REPLACE INTO vec_next(text_hash, vector) VALUES (?, ?)",
-                [
-                    (h, np.ascontiguousarray(v, dtype=np.float32).tobytes())
-                    for h, v in zip(hashes, vecs, strict=True)
-                ],
-            )
+        nextvectors.put(self.store, hashes, vecs)
 
     def _switch_vectors(self) -> None:
         """Replace the old model's vectors by the complete new set, in one transaction."""
         s = self.store
         with s.transaction():
-            if (
-                s.scalar(
-                    "SELECT 1 FROM chunks c WHERE NOT EXISTS "
-                    "(SELECT 1 FROM vec_next n WHERE n.text_hash = c.text_hash) LIMIT 1"
-                )
-                or s.scalar(
-                    "SELECT 1 FROM chunks c WHERE c.head_hash != '' AND NOT EXISTS "
-                    "(SELECT 1 FROM vec_next n WHERE n.text_hash = c.head_hash) LIMIT 1"
-                )
-                or s.scalar(
-                    "SELECT 1 FROM chunk_windows w WHERE NOT EXISTS "
-                    "(SELECT 1 FROM vec_next n WHERE n.text_hash = w.text_hash) LIMIT 1"
-                )
-            ):
+            if not nextvectors.complete(s):
                 return  # not complete (cannot happen under the writer lock)
-            dim = int(s.meta("next_dim") or 0)
-            seq = max(int(s.meta("emb_seq") or 0), s.scalar("SELECT max(id) FROM embeddings") or 0)
-            s.drop_vectors()
-            s.create_vec_tables(dim)
-            c = s.conn
-            c.execute(
-                "INSERT INTO embeddings(id, text_hash) SELECT ? + row_number() OVER "
-                "(ORDER BY text_hash), text_hash FROM vec_next "
-                "WHERE text_hash IN (SELECT text_hash FROM chunks "
-                "UNION SELECT head_hash FROM chunks WHERE head_hash != '' "
-                "UNION SELECT text_hash FROM chunk_windows)",
-                (seq,),
-            )
-            c.execute(
-                "INSERT INTO vec_float(rowid, embedding) SELECT e.id, n.vector "
-                "FROM embeddings e JOIN vec_next n ON n.text_hash = e.text_hash"
-            )
-            c.execute(
-                "INSERT INTO vec_bit(rowid, embedding) SELECT e.id, vec_quantize_binary(n.vector) "
-                "FROM embeddings e JOIN vec_next n ON n.text_hash = e.text_hash"
-            )
-            c.execute(
-                "UPDATE chunks SET emb_id = "
-                "(SELECT e.id FROM embeddings e WHERE e.text_hash = chunks.text_hash), "
-                "head_emb_id = "
-                "(SELECT e.id FROM embeddings e WHERE e.text_hash = chunks.head_hash)"
-            )
-            c.execute(
-                "UPDATE chunk_windows SET emb_id = "
-                "(SELECT e.id FROM embeddings e WHERE e.text_hash = chunk_windows.text_hash)"
-            )
-            s.set_meta("emb_seq", str(seq + (s.scalar("SELECT count(*) FROM embeddings") or 0)))
-            s.clear_next_vectors()
+            nextvectors.switch(s)
             self._adopt_embedder()
             s.bump("vec_epoch")
