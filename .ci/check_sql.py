@@ -20,10 +20,8 @@ SQL_CALLS = frozenset({"execute", "executemany", "rows", "scalar"})
 
 #: Modules outside store/ that still run SQL, each with its reason. Only shrinks.
 PENDING: dict[str, str] = {
-    # The writers: their SQL moves into store/ operations next (issue 31 continues); each is
-    # a module whose job is the statements it runs.
+    # The embedding writer: its SQL moves into store/ operations next (issue 31 continues).
     "scrydb/sync/embedding.py": "the embedding writer's inserts and vector bookkeeping",
-    "scrydb/sync/lexical.py": "the lexical writer's inserts (files, chunks, symbols, FTS)",
 }
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from scrydb import langs, tokens
 from scrydb.chunk import Chunk, chunk_file
 from scrydb.chunk.entry import ENTRY_SHAPES
+from scrydb.store import lexwrite
 from scrydb.sync.base import (
     LEXICAL_BATCH_BYTES,
     LEXICAL_BATCH_FILES,
@@ -44,14 +45,7 @@ class LexicalPhase(Phase):
     def clear(self) -> None:
         """Empty the lexical index (a rebuild; vectors stay for reuse)."""
         self._fallbacks.clear()
-        c = self.store.conn
-        c.execute("DELETE FROM chunks_fts")
-        c.execute("DELETE FROM symbols")
-        c.execute("DELETE FROM chunk_windows")  # (the cascade would, row by row)
-        c.execute("DELETE FROM chunks")
-        c.execute("DELETE FROM files")
-        c.execute("DELETE FROM skipped")
-        c.execute("DELETE FROM symbol_names")
+        lexwrite.clear(self.store)
         self.store.bump("lex_epoch")
 
     # -- lexical phase -----------------------------------------------------------------
@@ -70,9 +64,7 @@ class LexicalPhase(Phase):
                 for path, fid in deleted:
                     self._delete_file(fid)
                     self._fallbacks.discard(path)
-                self.store.conn.executemany(
-                    "DELETE FROM skipped WHERE path = ?", [(p,) for p in stale_skips]
-                )
+                lexwrite.forget_skips(self.store, stale_skips)
                 self.report.files_deleted = len(deleted)
                 self._flush_names()
                 self.store.bump("lex_epoch")
@@ -155,18 +147,11 @@ class LexicalPhase(Phase):
         if not (batch or touched or skips):
             return
         s = self.store
-        c = s.conn
         now = time.time()
         with s.transaction():
             reuse = self._lookup_embeddings(h for st in batch for h in st.hashes)
-            c.executemany(
-                "UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?",
-                [(sz, mt, fid) for fid, sz, mt in touched],
-            )
-            c.executemany(
-                "INSERT OR REPLACE INTO skipped(path, reason, size, mtime_ns) VALUES (?, ?, ?, ?)",
-                skips,
-            )
+            lexwrite.touch_files(s, touched)
+            lexwrite.record_skips(s, skips)
             for fid in self._dropped:
                 self._delete_file(fid)
             self.report.files_deleted += len(self._dropped)
@@ -176,19 +161,15 @@ class LexicalPhase(Phase):
                 old = existing.get(f.path)
                 if old is not None:
                     fid = old[0]
-                    c.execute(
-                        "UPDATE files SET lang = ?, size = ?, mtime_ns = ?, hash = ?, n_lines = ?, indexed_at = ? WHERE id = ?",
-                        (st.lang, f.size, f.mtime_ns, st.digest, st.n_lines, now, fid),
+                    lexwrite.update_file(
+                        s, fid, st.lang, f.size, f.mtime_ns, st.digest, st.n_lines, now
                     )
                     fresh = self._diff_chunks(fid, st)
                     self.report.files_changed += 1
                 else:
-                    c.execute("DELETE FROM skipped WHERE path = ?", (f.path,))
-                    c.execute(
-                        "INSERT INTO files(path, lang, size, mtime_ns, hash, n_lines, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        (f.path, st.lang, f.size, f.mtime_ns, st.digest, st.n_lines, now),
+                    fid = lexwrite.insert_file(
+                        s, f.path, st.lang, f.size, f.mtime_ns, st.digest, st.n_lines, now
                     )
-                    fid = c.last_insert_rowid()
                     fresh = list(zip(st.chunks, st.hashes, strict=True))
                     self.report.files_added += 1
                 self._insert_chunks(fid, f.path, fresh, reuse)
@@ -203,17 +184,11 @@ class LexicalPhase(Phase):
         Returns the new chunks that still need rows.
         """
         s = self.store
-        c = s.conn
         defs: dict[int, list[tuple[str, str, str, int]]] = defaultdict(list)
-        for cid, name, qual, kind, line in s.rows(
-            "SELECT chunk_id, name, qualname, kind, line FROM symbols WHERE file_id = ?", (fid,)
-        ):
+        for cid, name, qual, kind, line in lexwrite.symbols_of_file(s, fid):
             defs[cid].append((name, qual, kind, line))
         pool: dict[tuple[object, ...], list[tuple[int, int]]] = defaultdict(list)
-        for cid, start, end, kind, sym, h in s.rows(
-            "SELECT id, start_line, end_line, kind, symbol, text_hash FROM chunks WHERE file_id = ?",
-            (fid,),
-        ):
+        for cid, start, end, kind, sym, h in lexwrite.chunks_of_file(s, fid):
             rel = tuple(sorted((n, q, k, ln - start) for n, q, k, ln in defs.get(cid, ())))
             pool[(h, kind, sym, end - start, rel)].append((cid, start))
         fresh: list[tuple[Chunk, str]] = []
@@ -235,96 +210,51 @@ class LexicalPhase(Phase):
             self._names_gone.update(
                 tokens.normalise_name(d[0]) for (cid,) in gone for d in defs.get(cid, ())
             )
-            c.executemany("DELETE FROM chunks_fts WHERE rowid = ?", gone)
-            c.executemany("DELETE FROM symbols WHERE chunk_id = ?", gone)
-            c.executemany("DELETE FROM chunks WHERE id = ?", gone)
+            lexwrite.delete_chunks(s, gone)
             self.report.chunks_deleted += len(gone)
         if moves:
-            c.executemany(
-                "UPDATE chunks SET start_line = start_line + ?1, end_line = end_line + ?1 WHERE id = ?2",
-                moves,
-            )
-            c.executemany("UPDATE symbols SET line = line + ?1 WHERE chunk_id = ?2", moves)
+            lexwrite.move_chunks(s, moves)
         return fresh
 
     def _insert_chunks(
         self, fid: int, path: str, chunks: list[tuple[Chunk, str]], reuse: dict[str, int]
     ) -> None:
-        c = self.store.conn
         stem_text, dir_text = tokens.path_texts(path)
         for ch, h in chunks:
             emb = reuse.get(h)
             entry = 1 if ENTRY_SHAPES.search(ch.content) else 0
-            c.execute(
-                "INSERT INTO chunks(file_id, start_line, end_line, kind, symbol, content, text_hash, emb_id, entry) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            names = [
+                (d.name, tokens.normalise_name(d.name), d.qualname, d.kind, d.line) for d in ch.defs
+            ]
+            lexwrite.insert_chunk(
+                self.store,
                 (fid, ch.start_line, ch.end_line, ch.kind, ch.symbol, ch.content, h, emb, entry),
-            )
-            cid = c.last_insert_rowid()
-            if emb is not None:
-                self.report.chunks_reused += 1
-            c.execute(
-                "INSERT INTO chunks_fts(rowid, symbol, stem, path, body) VALUES (?, ?, ?, ?, ?)",
                 (
-                    cid,
                     tokens.symbol_text(ch.index_names()),
                     stem_text,
                     dir_text,
                     tokens.index_text(ch.content),
                 ),
+                names,
             )
-            if ch.defs:
-                self._names_new.update(tokens.normalise_name(d.name) for d in ch.defs)
-                c.executemany(
-                    "INSERT INTO symbols(name, norm, qualname, kind, file_id, chunk_id, line) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        (
-                            d.name,
-                            tokens.normalise_name(d.name),
-                            d.qualname,
-                            d.kind,
-                            fid,
-                            cid,
-                            d.line,
-                        )
-                        for d in ch.defs
-                    ],
-                )
+            if emb is not None:
+                self.report.chunks_reused += 1
+            self._names_new.update(norm for _n, norm, _q, _k, _l in names)
             self.report.chunks_written += 1
 
     def _delete_chunks(self, fid: int) -> int:
-        c = self.store.conn
-        self._names_gone.update(
-            r[0] for r in self.store.rows("SELECT norm FROM symbols WHERE file_id = ?", (fid,))
-        )
-        n = self.store.scalar("SELECT count(*) FROM chunks WHERE file_id = ?", (fid,)) or 0
-        c.execute(
-            "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE file_id = ?)",
-            (fid,),
-        )
-        c.execute("DELETE FROM symbols WHERE file_id = ?", (fid,))
-        c.execute("DELETE FROM chunks WHERE file_id = ?", (fid,))
+        names, n = lexwrite.delete_file_chunks(self.store, fid)
+        self._names_gone.update(names)
         return n
 
     def _delete_file(self, fid: int) -> None:
         self.report.chunks_deleted += self._delete_chunks(fid)
-        self.store.conn.execute("DELETE FROM files WHERE id = ?", (fid,))
+        lexwrite.delete_file(self.store, fid)
 
     def _flush_names(self) -> None:
         """Bring ``symbol_names`` (fuzzy expansion) in line with the symbols written or
         deleted in the current transaction, so it is never behind, even after a kill."""
-        c = self.store.conn
-        if self._names_new:
-            c.execute(
-                "INSERT OR IGNORE INTO symbol_names(name) SELECT value FROM json_each(?)",
-                (json.dumps(sorted(self._names_new)),),
-            )
-        if self._names_gone:
-            c.execute(
-                "DELETE FROM symbol_names WHERE name IN (SELECT value FROM json_each(?)) "
-                "AND NOT EXISTS (SELECT 1 FROM symbols WHERE symbols.norm = symbol_names.name)",
-                (json.dumps(sorted(self._names_gone)),),
-            )
+        lexwrite.sync_symbol_names(self.store, self._names_new, self._names_gone)
         self._names_new.clear()
         self._names_gone.clear()
 
