@@ -19,10 +19,7 @@ from pathlib import Path
 SQL_CALLS = frozenset({"execute", "executemany", "rows", "scalar"})
 
 #: Modules outside store/ that still run SQL, each with its reason. Only shrinks.
-PENDING: dict[str, str] = {
-    # The embedding writer: its SQL moves into store/ operations next (issue 31 continues).
-    "scrydb/sync/embedding.py": "the embedding writer's inserts and vector bookkeeping",
-}
+PENDING: dict[str, str] = {}
 
 
 def sql_calls(path: Path) -> list[int]:

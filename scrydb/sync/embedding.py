@@ -15,6 +15,7 @@ import numpy as np
 from scrydb.chunk.header import HEADER_VERSION, header
 from scrydb.chunk.windows import view_texts, views_recipe
 from scrydb.embed import Embedder
+from scrydb.store import embwrite
 from scrydb.sync.base import (
     BODY,
     EMBED_COMMIT,
@@ -30,13 +31,6 @@ from scrydb.sync.base import (
 )
 from scrydb.sync.models import ModelSwitch
 from scrydb.sync.reuse import Reuse, SeedIndex, make_reuse
-
-#: A chunk whose body, header or a window waits for a vector.
-PENDING_SQL = (
-    "SELECT EXISTS (SELECT 1 FROM chunks WHERE emb_id IS NULL "
-    "OR (head_hash != '' AND head_emb_id IS NULL)) "
-    "OR EXISTS (SELECT 1 FROM chunk_windows WHERE emb_id IS NULL)"
-)
 
 
 class EmbeddingPhase(Phase):
@@ -54,37 +48,7 @@ class EmbeddingPhase(Phase):
         s = self.store
         if not s.has_table("vec_float"):
             return
-        now = time.time()
-        with s.transaction():
-            c = s.conn
-            used = (
-                "(EXISTS (SELECT 1 FROM chunks WHERE chunks.emb_id = embeddings.id) "
-                "OR EXISTS (SELECT 1 FROM chunks WHERE chunks.head_emb_id = embeddings.id) "
-                "OR EXISTS (SELECT 1 FROM chunk_windows w WHERE w.emb_id = embeddings.id))"
-            )
-            c.execute(
-                f"UPDATE embeddings SET orphaned_at = NULL WHERE orphaned_at IS NOT NULL AND {used}"
-            )
-            c.execute(
-                f"UPDATE embeddings SET orphaned_at = ? WHERE orphaned_at IS NULL AND NOT {used}",
-                (now,),
-            )
-            drop = [
-                (r[0],)
-                for r in s.rows(
-                    "SELECT id FROM embeddings WHERE orphaned_at IS NOT NULL "
-                    "ORDER BY orphaned_at DESC, id DESC LIMIT -1 OFFSET ?",
-                    (max(0, self.config.index.orphan_keep),),
-                )
-            ]
-            if drop:
-                c.executemany("DELETE FROM vec_float WHERE rowid = ?", drop)
-                c.executemany("DELETE FROM vec_bit WHERE rowid = ?", drop)
-                c.executemany("DELETE FROM embeddings WHERE id = ?", drop)
-                c.executemany("UPDATE chunks SET head_emb_id = NULL WHERE head_emb_id = ?", drop)
-                c.executemany("UPDATE chunk_windows SET emb_id = NULL WHERE emb_id = ?", drop)
-                s.bump("vec_epoch")
-        self.report.vectors_pruned += len(drop)
+        self.report.vectors_pruned += embwrite.track_orphans(s, self.config.index.orphan_keep)
 
     # -- embedding phase ---------------------------------------------------------------
 
@@ -104,16 +68,7 @@ class EmbeddingPhase(Phase):
             s.create_vec_tables(dim)
 
     def _pending_texts(self) -> int:
-        s = self.store
-        bodies = s.scalar("SELECT count(DISTINCT text_hash) FROM chunks WHERE emb_id IS NULL")
-        heads = s.scalar(
-            "SELECT count(DISTINCT head_hash) FROM chunks "
-            "WHERE head_hash != '' AND head_emb_id IS NULL"
-        )
-        windows = s.scalar(
-            "SELECT count(DISTINCT text_hash) FROM chunk_windows WHERE emb_id IS NULL"
-        )
-        return (bodies or 0) + (heads or 0) + (windows or 0)
+        return embwrite.pending_texts(self.store)
 
     def derive_heads(self) -> None:
         """Give every chunk its header hash ('' when it has none, or ``[index]
@@ -125,12 +80,9 @@ class EmbeddingPhase(Phase):
         recipe = HEADER_VERSION if on else "off"
         if s.meta("head_text") != recipe:
             with s.transaction():
-                s.conn.execute(
-                    "UPDATE chunks SET head_hash = NULL, head_emb_id = NULL "
-                    "WHERE head_hash IS NOT NULL"
-                )
+                embwrite.reset_heads(s)
                 s.set_meta("head_text", recipe)
-        for page in self._pages("c.head_hash IS NULL"):
+        for page in embwrite.chunk_pages(s, "no-head-hash", EMBED_PAGE):
             if self._cancelled():
                 break
             rows = []
@@ -138,7 +90,7 @@ class EmbeddingPhase(Phase):
                 h = header(path, sym, kind, content) if on else None
                 rows.append((head_hash(h[0]) if h else "", cid))
             with s.transaction():
-                s.conn.executemany("UPDATE chunks SET head_hash = ? WHERE id = ?", rows)
+                embwrite.set_heads(s, rows)
 
     def derive_windows(self) -> None:
         """Give every chunk its extra views (chunk/windows.py ``view_texts``): windows of
@@ -151,10 +103,9 @@ class EmbeddingPhase(Phase):
         recipe = views_recipe(cfg.window_vectors, cfg.comment_vectors)
         if s.meta("window_text") != recipe:
             with s.transaction():
-                s.conn.execute("DELETE FROM chunk_windows")
-                s.conn.execute("UPDATE chunks SET windows = NULL WHERE windows IS NOT NULL")
+                embwrite.reset_views(s)
                 s.set_meta("window_text", recipe)
-        for page in self._pages("c.windows IS NULL"):
+        for page in embwrite.chunk_pages(s, "no-views", EMBED_PAGE):
             if self._cancelled():
                 break
             rows: list[tuple[int, int, str]] = []
@@ -164,65 +115,26 @@ class EmbeddingPhase(Phase):
                 rows.extend((cid, seq, window_hash(t)) for seq, t in texts.items())
                 counts.append((len(texts), cid))
             with s.transaction():
-                s.conn.executemany(
-                    "DELETE FROM chunk_windows WHERE chunk_id = ?", [(cid,) for _, cid in counts]
-                )
-                s.conn.executemany(
-                    "INSERT INTO chunk_windows(chunk_id, seq, text_hash) VALUES (?, ?, ?)", rows
-                )
-                s.conn.executemany("UPDATE chunks SET windows = ? WHERE id = ?", counts)
-
-    def _pages(self, where: str) -> Iterator[list[tuple[Any, ...]]]:
-        """Pages of (id, path, symbol, kind, content, text_hash, head_hash) of the chunks
-        matching ``where``, by id: keyset pages over the primary key, no scan or sort of
-        all matching rows. A page's rows may change before the next page is read."""
-        last_id = 0
-        while True:
-            page = self.store.rows(
-                "SELECT c.id, f.path, c.symbol, c.kind, c.content, c.text_hash, c.head_hash "
-                f"FROM chunks c JOIN files f ON f.id = c.file_id WHERE {where} AND c.id > ? "
-                "ORDER BY c.id LIMIT ?",
-                (last_id, EMBED_PAGE),
-            )
-            if not page:
-                return
-            last_id = page[-1][0]
-            yield page
-
-    def _window_pages(self, where: str) -> Iterator[list[tuple[Any, ...]]]:
-        """Pages of (chunk id, seq, text_hash, path, symbol, content) of the windows
-        matching ``where`` (keyset pages, as :meth:`_pages`)."""
-        last = (0, -1)
-        while True:
-            page = self.store.rows(
-                "SELECT w.chunk_id, w.seq, w.text_hash, f.path, c.symbol, c.content "
-                "FROM chunk_windows w JOIN chunks c ON c.id = w.chunk_id "
-                f"JOIN files f ON f.id = c.file_id WHERE {where} AND (w.chunk_id, w.seq) > (?, ?) "
-                "ORDER BY w.chunk_id, w.seq LIMIT ?",
-                (*last, EMBED_PAGE),
-            )
-            if not page:
-                return
-            last = (page[-1][0], page[-1][1])
-            yield page
+                embwrite.set_views(s, rows, counts)
 
     def _pending_pages(self) -> Iterator[tuple[dict[str, str], str]]:
         """Pages of pending texts (hash -> text to embed) and what they are (BODY, HEAD,
         WINDOW): chunk bodies first (the dense leg needs them most), then headers, then
         windows."""
-        for page in self._pages("c.emb_id IS NULL"):
+        s = self.store
+        for page in embwrite.chunk_pages(s, "body-pending", EMBED_PAGE):
             texts: dict[str, str] = {}
             for _cid, path, sym, _kind, content, h, _hh in page:
                 if h not in texts:
                     texts[h] = self.body_text(path, sym, content)
             yield texts, BODY
-        for page in self._pages("c.head_emb_id IS NULL AND c.head_hash != ''"):
+        for page in embwrite.chunk_pages(s, "head-pending", EMBED_PAGE):
             texts = {}
             for _cid, path, sym, kind, content, _h, hh in page:
                 if hh not in texts:
                     texts[hh] = self.head_text(path, sym, kind, content)
             yield texts, HEAD
-        for wpage in self._window_pages("w.emb_id IS NULL"):
+        for wpage in embwrite.pending_window_pages(s, EMBED_PAGE):
             texts = {}
             for _cid, seq, wh, path, sym, content in wpage:
                 if wh not in texts:
@@ -239,7 +151,7 @@ class EmbeddingPhase(Phase):
             self.switch.seed = self.seed
             self.switch.embed_all()
             return
-        if not s.scalar(PENDING_SQL):
+        if not embwrite.anything_pending(s):
             return
         emb = self.embedder()
         self._ensure_vec_tables(emb)
@@ -299,61 +211,12 @@ class EmbeddingPhase(Phase):
             self.report.embed_rate = rate_texts / rate_s
 
     def _link(self, pairs: list[tuple[str, int]]) -> None:
-        """Point the chunks whose body, header or window has a hash at that hash's vector
-        (inside a transaction). The three kinds' hashes never collide (``head_hash``,
-        ``window_hash``)."""
-        c = self.store.conn
-        c.executemany(
-            "UPDATE chunks SET emb_id = ? WHERE text_hash = ? AND emb_id IS NULL",
-            [(eid, h) for h, eid in pairs],
-        )
-        c.executemany(
-            "UPDATE chunks SET head_emb_id = ? WHERE head_hash = ? AND head_emb_id IS NULL",
-            [(eid, h) for h, eid in pairs],
-        )
-        c.executemany(
-            "UPDATE chunk_windows SET emb_id = ? WHERE text_hash = ? AND emb_id IS NULL",
-            [(eid, h) for h, eid in pairs],
-        )
-        # A kept orphan linked again (a header comes back after an undo) is in use.
-        c.executemany(
-            "UPDATE embeddings SET orphaned_at = NULL WHERE id = ? AND orphaned_at IS NOT NULL",
-            [(eid,) for _h, eid in pairs],
-        )
+        """Point the chunks waiting for these hashes at their vectors (in a transaction)."""
+        embwrite.link(self.store, pairs)
 
     def _store_vectors(
         self, hashes: list[str], vecs: np.ndarray, origin: int | None = None
     ) -> None:
         """Store vectors under their hashes and link the chunks waiting for them;
         ``origin`` says where they came from (None: the model; ``sync.reuse``)."""
-        s = self.store
-        c = s.conn
-        with s.transaction():
-            # Ids only grow (meta.emb_seq survives deletions), so readers can tell new
-            # vectors from old ones by id alone.
-            seq = max(int(s.meta("emb_seq") or 0), s.scalar("SELECT max(id) FROM embeddings") or 0)
-            rows = []
-            for h, v in zip(hashes, vecs, strict=True):
-                eid = s.scalar("SELECT id FROM embeddings WHERE text_hash = ?", (h,))
-                if eid is None:
-                    seq += 1
-                    eid = seq
-                    c.execute(
-                        "INSERT INTO embeddings(id, text_hash, origin) VALUES (?, ?, ?)",
-                        (eid, h, origin),
-                    )
-                else:
-                    c.execute("UPDATE embeddings SET origin = ? WHERE id = ?", (origin, eid))
-                    c.execute("DELETE FROM vec_float WHERE rowid = ?", (eid,))
-                    c.execute("DELETE FROM vec_bit WHERE rowid = ?", (eid,))
-                rows.append((eid, np.ascontiguousarray(v, dtype=np.float32).tobytes(), h))
-            c.executemany(
-                "INSERT INTO vec_float(rowid, embedding) VALUES (?, ?)", [r[:2] for r in rows]
-            )
-            c.executemany(
-                "INSERT INTO vec_bit(rowid, embedding) VALUES (?, vec_quantize_binary(?))",
-                [r[:2] for r in rows],
-            )
-            self._link([(h, eid) for eid, _, h in rows])
-            s.set_meta("emb_seq", str(seq))
-            s.bump("vec_epoch")
+        embwrite.store_vectors(self.store, hashes, vecs, origin)
