@@ -81,12 +81,20 @@ class SearchEngine:
 
         terms = fts_terms(q)
         expansions = votes.fuzzy_expand(self.store, q) if mode == "fused" else []
+        # The legs return plain ranked lists; candidates are made from them here, once.
         if mode in ("fused", "lexical"):
-            self._lexical(terms + [e for e in expansions if e not in terms], filt, pool, cands)
+            lex = self._lexical(terms + [e for e in expansions if e not in terms], filt, pool)
+            for r, (cid, bm25) in enumerate(lex, 1):
+                c = cands.setdefault(cid, rank.Candidate(cid))
+                c.lex_rank, c.lex_score = r, bm25
             res.legs.append("lexical")
         t_lex = time.perf_counter()
         if mode in ("fused", "dense"):
-            if self._dense(q, filt, pool, cands, res):
+            dense = self._dense(q, filt, pool, res)
+            if dense is not None:
+                for r, (cid, cos, seq) in enumerate(dense, 1):
+                    c = cands.setdefault(cid, rank.Candidate(cid))
+                    c.dense_rank, c.dense_score, c.window = r, cos, seq
                 res.legs.append("dense")
         t_dense = time.perf_counter()
         if mode == "fused":
@@ -184,25 +192,24 @@ class SearchEngine:
 
     # -- legs --------------------------------------------------------------------------
 
-    def _lexical(
-        self, terms: list[str], filt: Filter, pool: int, cands: dict[int, rank.Candidate]
-    ) -> None:
+    def _lexical(self, terms: list[str], filt: Filter, pool: int) -> list[tuple[int, float]]:
+        """The lexical leg: (chunk id, BM25: lower is better), best first."""
         match = fts_match(terms)
         if not match:
-            return
-        rows = legs.bm25(self.store, match, filt.sql(), filt.active, pool, rank.BM25_WEIGHTS)
-        for r, (cid, score) in enumerate(rows, 1):
-            c = cands.setdefault(cid, rank.Candidate(cid))
-            c.lex_rank, c.lex_score = r, score
+            return []
+        return legs.bm25(self.store, match, filt.sql(), filt.active, pool, rank.BM25_WEIGHTS)
 
     def _dense(
-        self, q: Query, filt: Filter, pool: int, cands: dict[int, rank.Candidate], res: Results
-    ) -> bool:
+        self, q: Query, filt: Filter, pool: int, res: Results
+    ) -> list[tuple[int, float, int | None]] | None:
+        """The dense leg: (chunk id, score, the window that gave it or None), best first;
+        None when the leg cannot run (no vectors, no model, another dimension: ``res``
+        says why)."""
         s = self.store
         if s.vec_dim() is None:
             if s.has_chunks():
                 res.notes.append("lexical only: no embeddings yet (indexing adds them)")
-            return False
+            return None
         pending = counts.pending(s)
         if pending:
             total = counts.chunks(s)
@@ -219,13 +226,13 @@ class SearchEngine:
             qvec = self.qvectors.vector(q.text, res)
         except ScryError as e:
             res.notes.append(f"dense leg skipped: {e}")
-            return False
+            return None
         self.vectors.refresh(s)
         if qvec.shape[0] != self.vectors.dim:
             res.notes.append(
                 "dense leg skipped: the model's dimension differs from the index (the next index sync re-embeds)"
             )
-            return False
+            return None
         allowed = None
         if filt.active:
             ids = legs.allowed_vectors(s, filt.sql())
@@ -235,7 +242,7 @@ class SearchEngine:
         # nearest.
         emb_ids, scores = self.vectors.search(qvec, 3 * pool, allowed, sc.exact_max, sc.coarse_pool)
         if len(emb_ids) == 0:
-            return True
+            return []
         # A chunk is a candidate when its body, header or a window vector is among the
         # nearest; it is then scored by body and header (rank.HEAD_WEIGHT), or by its best
         # window where that is higher, and ranked by that score.
@@ -262,10 +269,7 @@ class SearchEngine:
             if score is not None:
                 scored.append((score, cid, seq))
         scored.sort(key=lambda t: (t[0], t[1]), reverse=True)
-        for r, (score, cid, seq) in enumerate(scored[:pool], 1):
-            c = cands.setdefault(cid, rank.Candidate(cid))
-            c.dense_rank, c.dense_score, c.window = r, score, seq
-        return True
+        return [(cid, score, seq) for score, cid, seq in scored[:pool]]
 
     # -- ranker evidence ---------------------------------------------------------------
 
