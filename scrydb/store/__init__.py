@@ -9,13 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import enum
-import importlib.metadata
 import os
-import random
-import time
 import urllib.parse
 from collections.abc import Callable, Iterator
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -24,38 +20,15 @@ import sqlite_vec
 
 from scrydb.errors import IndexError_, LockedError, ScryError
 from scrydb.store.lock import WriterLock
+from scrydb.store.schema import (  # noqa: F401 - re-exported: the schema's owner
+    APPLICATION_ID,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    schema_sql,
+    scrydb_version,
+)
 from scrydb.store.tables import VectorTables
 
-#: Bump on any change to schema.sql; a file with a newer version is refused.
-SCHEMA_VERSION = 5
-#: Statements that bring a file of schema N to N + 1 while keeping its data (above all
-#: its vectors, which cost minutes to hours to recompute). An older file without a path
-#: to SCHEMA_VERSION is rebuilt from nothing (the next sync says so in one line).
-MIGRATIONS: dict[int, str] = {
-    # 2: orphan vectors carry the time they lost their last chunk; symbol_names is kept
-    # in step with symbols per transaction (version 1 could lag after a killed run).
-    1: """
-    ALTER TABLE embeddings ADD COLUMN orphaned_at REAL;
-    INSERT OR IGNORE INTO symbol_names(name) SELECT DISTINCT norm FROM symbols;
-    DELETE FROM symbol_names WHERE NOT EXISTS
-        (SELECT 1 FROM symbols WHERE symbols.norm = symbol_names.name);
-    """,
-    # 3: chunks get a header vector beside the body's (derived by the next embedding phase).
-    2: """
-    ALTER TABLE chunks ADD COLUMN head_hash TEXT;
-    ALTER TABLE chunks ADD COLUMN head_emb_id INTEGER;
-    """,
-    # 4: long chunks get window vectors (table chunk_windows, made by schema.sql).
-    3: """
-    ALTER TABLE chunks ADD COLUMN windows INTEGER;
-    """,
-    # 5: a vector records where it came from (the model, the shared cache, a seed).
-    4: """
-    ALTER TABLE embeddings ADD COLUMN origin INTEGER;
-    """,
-}
-#: ``PRAGMA application_id`` of scrydb files ("SCRY"): tells our files from others.
-APPLICATION_ID = 0x53435259
 #: Milliseconds a statement waits for another connection's lock before failing.
 BUSY_TIMEOUT_MS = 30_000
 #: The WAL file is cut back to this size after a checkpoint (a first index of a large
@@ -63,19 +36,6 @@ BUSY_TIMEOUT_MS = 30_000
 WAL_SIZE_LIMIT = 64 * 1024 * 1024
 #: Seconds between two tries of a busy writer lock when waiting with a timeout.
 LOCK_POLL_S = 0.05
-
-
-def scrydb_version() -> str:
-    """The installed scrydb's version (written into the index; named when it is refused)."""
-    try:
-        return importlib.metadata.version("scrydb")
-    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - a source checkout
-        return "unknown"
-
-
-def schema_sql() -> str:
-    """The text of schema.sql (shipped inside the package; a copy sits at the repo top)."""
-    return resources.files("scrydb").joinpath("schema.sql").read_text(encoding="utf-8")
 
 
 class Readiness(enum.Enum):
@@ -248,94 +208,10 @@ class Store(VectorTables):
         return aside
 
     def _init_when_free(self, exists: bool) -> None:
-        """:meth:`_check_and_init`, tried again while another process holds the file:
-        turning a new file to WAL needs an exclusive lock that SQLite does not wait for
-        (two first indexes starting together would otherwise see "database is locked")."""
-        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-        while True:
-            try:
-                self._check_and_init(exists)
-                return
-            except apsw.BusyError:
-                if time.monotonic() >= deadline:
-                    raise
-                time.sleep(LOCK_POLL_S * random.uniform(0.5, 1.5))
+        """Check the file is ours and bring its schema to this version (store/schema.py)."""
+        from scrydb.store import schema
 
-    def _check_and_init(self, exists: bool) -> None:
-        conn = self.conn
-        # One statement, so one snapshot: read apart, another process's first index could
-        # commit between them (no application id yet, yet tables) and look like a stranger.
-        app_id, version, tables = self.rows(
-            "SELECT (SELECT application_id FROM pragma_application_id),"
-            " (SELECT user_version FROM pragma_user_version),"
-            " (SELECT count(*) FROM sqlite_master)"
-        )[0]
-        if exists:
-            if app_id != APPLICATION_ID and tables > 0:
-                raise IndexError_(
-                    f"{self.path} is an SQLite file but not a scrydb index; pass another --db"
-                )
-            if version > SCHEMA_VERSION:
-                raise IndexError_(self._newer_message(version))
-        if self.readonly:
-            if version < SCHEMA_VERSION:
-                raise IndexError_(
-                    f"index {self.path} has an old schema ({version}, this scrydb writes "
-                    f"{SCHEMA_VERSION}); run `scry index` to upgrade it"
-                )
-            return
-        mode = self.scalar("PRAGMA journal_mode=WAL")
-        if str(mode).lower() != "wal":  # e.g. a read-only directory
-            raise ScryError(f"cannot use WAL mode for {self.path} (journal mode {mode})")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA foreign_keys=ON")
-        conn.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
-        if version == SCHEMA_VERSION:
-            return
-        with self.transaction():
-            # Read again under the write lock: another process may have just done this.
-            version = self.scalar("PRAGMA user_version")
-            if version == SCHEMA_VERSION:
-                return
-            if version > SCHEMA_VERSION:
-                raise IndexError_(self._newer_message(version))
-            if 0 < version < SCHEMA_VERSION:
-                if all(v in MIGRATIONS for v in range(version, SCHEMA_VERSION)):
-                    for v in range(version, SCHEMA_VERSION):
-                        conn.execute(MIGRATIONS[v])
-                    self.migrated_from = version
-                else:
-                    self._drop_all()
-                    self.rebuilt_from = version
-            conn.execute(schema_sql())
-            conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
-            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-            self.set_meta("schema", str(SCHEMA_VERSION))
-            if version == 0:
-                self.set_meta("created_at", str(time.time()))
-
-    def _newer_message(self, version: int) -> str:
-        try:
-            writer = self.meta("scrydb_version")
-        except apsw.Error:
-            writer = None
-        theirs = f"scrydb {writer}, schema {version}" if writer else f"schema {version}"
-        return (
-            f"index {self.path} was written by a newer scrydb ({theirs}); this is scrydb "
-            f"{scrydb_version()} (schema {SCHEMA_VERSION}): upgrade scrydb, or delete the "
-            "file (or pass another --db) to rebuild it"
-        )
-
-    def _drop_all(self) -> None:
-        names = [
-            (t, n)
-            for t, n in self.conn.execute(
-                "SELECT type, name FROM sqlite_master WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%'"
-            )
-        ]
-        for _typ, name in names:
-            with contextlib.suppress(apsw.SQLError):
-                self.conn.execute(f'DROP TABLE IF EXISTS "{name}"')
+        schema.init_when_free(self, exists)
 
     def close(self) -> None:
         """Release the writer lock (if held) and close the connection."""

@@ -1,0 +1,162 @@
+"""The schema of an index file: its version, the migrations that keep a file's data across
+versions, and bringing a file opened by :class:`~scrydb.store.Store` to this version (or
+refusing it: another program's SQLite file, a newer scrydb's index, an old one opened
+read-only)."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import random
+import time
+from importlib import resources
+from typing import TYPE_CHECKING
+
+import apsw
+
+from scrydb.errors import IndexError_, ScryError
+
+if TYPE_CHECKING:
+    from scrydb.store import Store
+
+#: Bump on any change to schema.sql; a file with a newer version is refused.
+SCHEMA_VERSION = 5
+#: Statements that bring a file of schema N to N + 1 while keeping its data (above all
+#: its vectors, which cost minutes to hours to recompute). An older file without a path
+#: to SCHEMA_VERSION is rebuilt from nothing (the next sync says so in one line).
+MIGRATIONS: dict[int, str] = {
+    # 2: orphan vectors carry the time they lost their last chunk; symbol_names is kept
+    # in step with symbols per transaction (version 1 could lag after a killed run).
+    1: """
+    ALTER TABLE embeddings ADD COLUMN orphaned_at REAL;
+    INSERT OR IGNORE INTO symbol_names(name) SELECT DISTINCT norm FROM symbols;
+    DELETE FROM symbol_names WHERE NOT EXISTS
+        (SELECT 1 FROM symbols WHERE symbols.norm = symbol_names.name);
+    """,
+    # 3: chunks get a header vector beside the body's (derived by the next embedding phase).
+    2: """
+    ALTER TABLE chunks ADD COLUMN head_hash TEXT;
+    ALTER TABLE chunks ADD COLUMN head_emb_id INTEGER;
+    """,
+    # 4: long chunks get window vectors (table chunk_windows, made by schema.sql).
+    3: """
+    ALTER TABLE chunks ADD COLUMN windows INTEGER;
+    """,
+    # 5: a vector records where it came from (the model, the shared cache, a seed).
+    4: """
+    ALTER TABLE embeddings ADD COLUMN origin INTEGER;
+    """,
+}
+#: ``PRAGMA application_id`` of scrydb files ("SCRY"): tells our files from others.
+APPLICATION_ID = 0x53435259
+
+
+def scrydb_version() -> str:
+    """The installed scrydb's version (written into the index; named when it is refused)."""
+    try:
+        return importlib.metadata.version("scrydb")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - a source checkout
+        return "unknown"
+
+
+def schema_sql() -> str:
+    """The text of schema.sql (shipped inside the package; a copy sits at the repo top)."""
+    return resources.files("scrydb").joinpath("schema.sql").read_text(encoding="utf-8")
+
+
+def init_when_free(store: Store, exists: bool) -> None:
+    """:func:`_check_and_init`, tried again while another process holds the file:
+    turning a new file to WAL needs an exclusive lock that SQLite does not wait for
+    (two first indexes starting together would otherwise see "database is locked")."""
+    from scrydb.store import BUSY_TIMEOUT_MS, LOCK_POLL_S
+
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            _check_and_init(store, exists)
+            return
+        except apsw.BusyError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(LOCK_POLL_S * random.uniform(0.5, 1.5))
+
+
+def _check_and_init(store: Store, exists: bool) -> None:
+    from scrydb.store import WAL_SIZE_LIMIT
+
+    conn = store.conn
+    # One statement, so one snapshot: read apart, another process's first index could
+    # commit between them (no application id yet, yet tables) and look like a stranger.
+    app_id, version, tables = store.rows(
+        "SELECT (SELECT application_id FROM pragma_application_id),"
+        " (SELECT user_version FROM pragma_user_version),"
+        " (SELECT count(*) FROM sqlite_master)"
+    )[0]
+    if exists:
+        if app_id != APPLICATION_ID and tables > 0:
+            raise IndexError_(
+                f"{store.path} is an SQLite file but not a scrydb index; pass another --db"
+            )
+        if version > SCHEMA_VERSION:
+            raise IndexError_(_newer_message(store, version))
+    if store.readonly:
+        if version < SCHEMA_VERSION:
+            raise IndexError_(
+                f"index {store.path} has an old schema ({version}, this scrydb writes "
+                f"{SCHEMA_VERSION}); run `scry index` to upgrade it"
+            )
+        return
+    mode = store.scalar("PRAGMA journal_mode=WAL")
+    if str(mode).lower() != "wal":  # e.g. a read-only directory
+        raise ScryError(f"cannot use WAL mode for {store.path} (journal mode {mode})")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
+    if version == SCHEMA_VERSION:
+        return
+    with store.transaction():
+        # Read again under the write lock: another process may have just done this.
+        version = store.scalar("PRAGMA user_version")
+        if version == SCHEMA_VERSION:
+            return
+        if version > SCHEMA_VERSION:
+            raise IndexError_(_newer_message(store, version))
+        if 0 < version < SCHEMA_VERSION:
+            if all(v in MIGRATIONS for v in range(version, SCHEMA_VERSION)):
+                for v in range(version, SCHEMA_VERSION):
+                    conn.execute(MIGRATIONS[v])
+                store.migrated_from = version
+            else:
+                _drop_all(store)
+                store.rebuilt_from = version
+        conn.execute(schema_sql())
+        conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
+        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        store.set_meta("schema", str(SCHEMA_VERSION))
+        if version == 0:
+            store.set_meta("created_at", str(time.time()))
+
+
+def _newer_message(store: Store, version: int) -> str:
+    try:
+        writer = store.meta("scrydb_version")
+    except apsw.Error:
+        writer = None
+    theirs = f"scrydb {writer}, schema {version}" if writer else f"schema {version}"
+    return (
+        f"index {store.path} was written by a newer scrydb ({theirs}); this is scrydb "
+        f"{scrydb_version()} (schema {SCHEMA_VERSION}): upgrade scrydb, or delete the "
+        "file (or pass another --db) to rebuild it"
+    )
+
+
+def _drop_all(store: Store) -> None:
+    names = [
+        (t, n)
+        for t, n in store.conn.execute(
+            "SELECT type, name FROM sqlite_master WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%'"
+        )
+    ]
+    for _typ, name in names:
+        with contextlib.suppress(apsw.SQLError):
+            store.conn.execute(f'DROP TABLE IF EXISTS "{name}"')
