@@ -32,6 +32,7 @@ from scrydb.chunk import CHUNKER_VERSION
 from scrydb.config import Config
 from scrydb.errors import IndexError_, LockedError, ScryError
 from scrydb.store import SCHEMA_VERSION, Store
+from scrydb.store import schema as store_schema
 from scrydb.sync import base as sync_base
 from scrydb.sync import lexical as sync_lexical
 
@@ -397,7 +398,7 @@ def test_unmigratable_schema_rebuilds_with_one_warning(
     conn = apsw.Connection(str(db))
     conn.execute("PRAGMA user_version = 1")
     conn.close()
-    monkeypatch.setattr(store_mod, "MIGRATIONS", {})
+    monkeypatch.setattr(store_schema, "MIGRATIONS", {})  # its owner: store/schema.py
     warnings: list[str] = []
     with scrydb.open(repo200, db=db) as ix:
         rep = ix.sync(embed=False, warn=warnings.append)
