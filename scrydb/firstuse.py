@@ -73,11 +73,9 @@ def embed_after_sync(pending: int, embed: bool = True) -> bool:
     return embed and 0 < pending <= AUTO_EMBED_MAX
 
 
-def first_index_note(error: str | None, done: bool, describe: str) -> str | None:
-    """The note an answer carries when its first index is not complete (None when it is):
-    it failed or stopped (``error``), or is still being built."""
-    if done:
-        return None
+def first_index_note(error: str | None, describe: str) -> str:
+    """The note an answer carries while its first index is not complete: it could not be
+    built (``error``), or it is still being built (``describe``: what the sync is doing)."""
     if error is not None:
         return f"note: the first index could not be built ({error})"
     return f"note: the first index is still being built ({describe}): results are incomplete"

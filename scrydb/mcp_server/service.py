@@ -286,10 +286,10 @@ class ScryService:
         while not self.lexical_ready:
             error = self.state.error_now(self.watcher.syncs)
             if error is not None or self.watcher.phase == "stopped":
-                return [str(firstuse.first_index_note(error or "stopped", False, ""))]
+                return [firstuse.first_index_note(error or "stopped", "")]
             cancel.check()
             if time.monotonic() >= deadline:
-                return [str(firstuse.first_index_note(None, False, self.describe()))]
+                return [firstuse.first_index_note(None, self.describe())]
             self.watcher.lexical_ready.wait(0.1)
         return []
 

@@ -31,21 +31,6 @@ WEIGHTS_FILE = Path(__file__).with_name("fusion.json")
 SHAPES = QUERY_SHAPES
 #: Votes the ranker casts (votes.py); a reranker's rank vote counts as "other".
 VOTES = ("symbol", "definition", "stem", "entry")
-#: Penalty and boost factors (rank.py, votes.py), each a log feature.
-FACTORS = (
-    "test",
-    "example",
-    "vendored",
-    "generated",
-    "stub",
-    "docs",
-    "prose",
-    "preamble",
-    "comments",
-    "imports",
-    "declaration",
-    "recent",
-)
 #: Factors a candidate can carry that are not features, each with its reason. A factor in
 #: neither list is an error (rank.FACTOR_NAMES; tests/test_rank.py checks the three agree).
 UNUSED_FACTORS: dict[str, str] = {
@@ -54,6 +39,8 @@ UNUSED_FACTORS: dict[str, str] = {
     # a column of its own would need a refit of fusion.json.
     "short": "carried by the hand score; no column until fusion.json is refitted",
 }
+#: Penalty and boost factors that are features (each a log feature), in column order.
+FACTORS = tuple(f for f in rank.FACTOR_ORDER if f not in UNUSED_FACTORS)
 
 #: Feature names, in column order. "hand" is the hand ranker's own score (rank.fuse), so
 #: the fitted model starts from it and learns corrections. Leg scores appear once per query shape (the hand

@@ -185,26 +185,26 @@ SCORE_VOTE = 0.25
 RANK_VOTE = ""
 #: Every vote name the ranker casts (votes.py); a reranker votes by rank (RANK_VOTE).
 VOTE_NAMES = frozenset({"symbol", "definition", "stem", "entry"})
-#: Every factor name a candidate can carry: path and content penalties (this module), the
-#: declaration, short-chunk and recency factors (votes.py). The learned features
-#: (learned.py) use each one or say why not; any other name is an error.
-FACTOR_NAMES = frozenset(
-    {
-        "test",
-        "example",
-        "vendored",
-        "generated",
-        "stub",
-        "docs",
-        "prose",
-        "preamble",
-        "comments",
-        "imports",
-        "declaration",
-        "short",
-        "recent",
-    }
+#: Every factor name a candidate can carry, in the learned features' column order: path
+#: and content penalties (this module), the declaration, short-chunk and recency factors
+#: (votes.py). The learned features (learned.py) use each one or say why not; any other
+#: name is an error.
+FACTOR_ORDER = (
+    "test",
+    "example",
+    "vendored",
+    "generated",
+    "stub",
+    "docs",
+    "prose",
+    "preamble",
+    "comments",
+    "imports",
+    "declaration",
+    "short",
+    "recent",
 )
+FACTOR_NAMES = frozenset(FACTOR_ORDER)
 
 
 @dataclass
