@@ -91,7 +91,9 @@ def cmd_texts(args) -> None:
         for p in pairs:
             f.write(json.dumps(p) + "\n")
     held = read_jsonl(Path(args.data) / "heldout.jsonl")
-    rng.shuffle(held)
+    # its own generator: the held-out draw (and its teacher shards) stays the same whatever
+    # --pairs is, so a run can grow its pairs file and keep every shard already embedded
+    random.Random(args.seed + 1).shuffle(held)
     with open(out / "heldout.jsonl", "w") as f:
         for r in held[: args.heldout]:
             f.write(json.dumps({"q": r["query"], "c": r["code"], "package": r["package"]}) + "\n")
@@ -132,13 +134,13 @@ def cmd_teacher(args) -> None:
         rows = read_jsonl(out / f"{name}.jsonl")
         for s in range(0, len(rows), SHARD):
             dest = tdir / f"{name}-{s // SHARD:05d}.npz"
-            if dest.exists():
-                continue
+            part = rows[s : s + SHARD]
+            if dest.exists() and len(np.load(dest)["q"]) == len(part):
+                continue  # (a short last shard of a smaller pairs file is embedded again)
             if time.time() > deadline:
                 log(out, {"step": "teacher", "stopped": "budget", "at": f"{name} {s}"})
                 return
             t0 = time.time()
-            part = rows[s : s + SHARD]
             q = encode(model, [r["q"] for r in part], bf16)
             c = encode(model, [r["c"] for r in part], bf16)
             np.savez(str(dest) + ".tmp.npz", q=q.astype(np.float16), c=c.astype(np.float16))
@@ -157,6 +159,8 @@ def teacher_vectors(out: Path, name: str) -> tuple[np.ndarray, np.ndarray, int]:
         z = np.load(f)
         qs.append(z["q"].astype(np.float32))
         cs.append(z["c"].astype(np.float32))
+        if len(z["q"]) < SHARD:  # a short shard ends the run of aligned vectors
+            break
     if not qs:
         return np.zeros((0, 768), np.float32), np.zeros((0, 768), np.float32), 0
     q, c = np.concatenate(qs), np.concatenate(cs)
@@ -234,18 +238,21 @@ def cmd_train(args) -> None:
     from scrydb.embed.local import native_bf16
 
     out = Path(args.out)
-    run = out / "student"
+    run = out / args.run
     run.mkdir(exist_ok=True)
     proj = torch.from_numpy(np.load(out / "proj.npy"))
     q, c, n = teacher_vectors(out, "pairs")
     n = min(n, args.max_pairs) if args.max_pairs else n
-    rows = read_jsonl(out / "pairs.jsonl")[:n]
-    tq = torch.nn.functional.normalize(torch.from_numpy(q[:n]) @ proj, dim=1)
-    tc = torch.nn.functional.normalize(torch.from_numpy(c[:n]) @ proj, dim=1)
+    first = min(args.from_pair, n)  # a continuation run trains on pairs it has not seen
+    rows = read_jsonl(out / "pairs.jsonl")[first:n]
+    tq = torch.nn.functional.normalize(torch.from_numpy(q[first:n]) @ proj, dim=1)
+    tc = torch.nn.functional.normalize(torch.from_numpy(c[first:n]) @ proj, dim=1)
+    n -= first
 
     torch.manual_seed(args.seed)
     ckpt = run / "checkpoint"
-    model = load_st(str(ckpt / "model") if ckpt.exists() else student_base(), args.max_seq)
+    start = str(ckpt / "model") if ckpt.exists() else args.init or student_base()
+    model = load_st(start, args.max_seq)
     model.train()
     # float32 master weights (the shipped model is fp16)
     model.float()
@@ -276,7 +283,19 @@ def cmd_train(args) -> None:
         step = st["step"]
     bf16 = native_bf16()
     deadline = time.time() + args.budget_min * 60
-    log(out, {"step": "train", "pairs": n, "steps": steps, "from": step, "bf16": bf16})
+    log(
+        out,
+        {
+            "step": "train",
+            "run": args.run,
+            "pairs": n,
+            "first": first,
+            "steps": steps,
+            "from": step,
+            "init": args.init or "shipped",
+            "bf16": bf16,
+        },
+    )
 
     def embed(texts: list[str], max_len: int):
         feats = model.tokenize(texts)
@@ -513,6 +532,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lr", type=float, default=5e-5)
     p.add_argument("--epochs", type=int, default=1)
     p.add_argument("--max-pairs", type=int, default=0)
+    p.add_argument("--from-pair", type=int, default=0, help="skip the first N pairs")
+    p.add_argument("--init", default="", help="start from this model (default: shipped)")
+    p.add_argument("--run", default="student", help="run folder under --out")
     p.add_argument("--max-seq", type=int, default=256)
     p.add_argument("--sim-weight", type=float, default=5.0)
     p.add_argument("--nce-weight", type=float, default=0.0)
