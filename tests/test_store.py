@@ -65,7 +65,7 @@ def test_everything_lives_in_one_file(indexed_sample: tuple[Path, Path]) -> None
     assert bits[0][0] == knn[0][0]
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-    assert meta["embedder"].startswith("st:scry-code-minilm@1") and meta["embed_dim"] == "384"
+    assert meta["embedder"].startswith("st:scry-code-minilm@2") and meta["embed_dim"] == "384"
     assert meta["root"] == str(repo.resolve())
     for key in ("chunker", "tokenizer", "schema", "last_sync"):
         assert key in meta
