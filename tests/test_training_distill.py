@@ -1,13 +1,16 @@
 """training/distill.py, the parts that keep a long distillation run honest across sessions:
 the pairs file can grow without moving the held-out draw, teacher shards line up with the
-pairs they were made from, and the pair scorer ranks each query's own code."""
+pairs they were made from, the pair scorer ranks each query's own code, and the cold
+latency check times a real fresh process."""
 
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from training import distill
 
@@ -77,3 +80,11 @@ def test_pair_mrr_ranks_each_query_among_its_own_package() -> None:
     # each query pointed at the next code of its package: its own code is never first
     shifted = codes[[1, 2, 0, 4, 5, 3]]
     assert distill.pair_mrr(shifted, codes, groups) < 1.0
+
+
+def test_cold_latency_runs_a_fresh_process_to_its_first_query_vector() -> None:
+    ms = distill._cold(distill._COLD_LOCAL, "scry-code-minilm", 1)
+    assert ms > 0
+    # a process that cannot load its model is an error, never a time
+    with pytest.raises(subprocess.CalledProcessError):
+        distill._cold(distill._COLD_LOCAL, "no-such-model-anywhere", 1)

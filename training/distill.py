@@ -457,8 +457,10 @@ def cmd_golden(args) -> None:
 
 
 def cmd_latency(args) -> None:
-    """Warm query-embedding latency, one query at a time (p50/p90 ms): the shipped model's
-    numpy encoder, the student's, and the teacher in torch (the asymmetric design's cost)."""
+    """Query-embedding latency of each design: warm, one query at a time (p50/p90 ms), and
+    cold (a fresh process from start to its first query vector, median of --cold-runs):
+    the shipped model's numpy encoder, the student's, and the teacher in torch (the
+    asymmetric design's cost)."""
     import statistics
 
     import torch
@@ -493,6 +495,11 @@ def cmd_latency(args) -> None:
         sorted(ts)[int(0.9 * len(ts))],
         "torch",
     )
+    cold = {
+        "shipped": _cold(_COLD_LOCAL, "scry-code-minilm", args.cold_runs),
+        "student": _cold(_COLD_LOCAL, student, args.cold_runs),
+        "teacher, torch 1 thread": _cold(_COLD_TEACHER, teacher_dir(), args.cold_runs),
+    }
     for k, (p50, p90, eng) in res.items():
         log(
             out,
@@ -502,8 +509,41 @@ def cmd_latency(args) -> None:
                 "engine": eng,
                 "p50_ms": round(p50, 1),
                 "p90_ms": round(p90, 1),
+                "cold_ms": round(cold[k], 0),
             },
         )
+
+
+#: A fresh process that loads an encoder and embeds one query (argv[1]: the model), the
+#: way a first search in a new process does: scrydb's own query path, or the teacher in torch.
+_COLD_LOCAL = """
+import sys
+from scrydb.config import EmbedConfig
+from scrydb.embed.local import LocalEmbedder
+LocalEmbedder(EmbedConfig(model=sys.argv[1])).embed_query("where is the retry delay computed")
+"""
+_COLD_TEACHER = """
+import sys
+import torch
+torch.set_num_threads(1)
+from sentence_transformers import SentenceTransformer
+m = SentenceTransformer(sys.argv[1], device="cpu")
+m.encode(["where is the retry delay computed"], normalize_embeddings=True)
+"""
+
+
+def _cold(script: str, model: str, runs: int) -> float:
+    """Median wall time (ms) of ``runs`` fresh processes, each from interpreter start to
+    its first query vector: the cold query cost of a design."""
+    import statistics
+    import subprocess
+
+    ts = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", script, model], check=True, capture_output=True)
+        ts.append((time.perf_counter() - t) * 1000)
+    return statistics.median(ts)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -557,6 +597,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True)
     p.add_argument("--student", default="")
     p.add_argument("-n", type=int, default=60)
+    p.add_argument("--cold-runs", type=int, default=3, help="fresh processes per design")
     args = ap.parse_args(argv)
     {
         "texts": cmd_texts,
