@@ -127,7 +127,7 @@ def cmd_teacher(args) -> None:
     out = Path(args.out)
     tdir = out / "teacher"
     tdir.mkdir(exist_ok=True)
-    model = load_st(teacher_dir(), args.max_seq)
+    model = load_st(args.model or teacher_dir(), args.max_seq)
     bf16 = native_bf16()
     deadline = time.time() + args.budget_min * 60
     for name in ("heldout", "pairs"):
@@ -562,6 +562,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True)
     p.add_argument("--max-seq", type=int, default=256)
     p.add_argument("--budget-min", type=float, default=40)
+    p.add_argument(
+        "--model",
+        default="",
+        help="the teacher's folder (default: all-mpnet-base-v2 as pinned; e.g. a fine-tuned "
+        "teacher from `python -m training train --base ...`)",
+    )
     p = sub.add_parser("project")
     p.add_argument("--out", required=True)
     p.add_argument("--align", type=int, default=1500)

@@ -397,6 +397,13 @@ def main() -> int:
         help="keep the embeddings and the first N transformer layers at the starting "
         "weights: only the upper layers learn (steps are cheaper, the base's geometry stays)",
     )
+    ap.add_argument(
+        "--bf16",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="bfloat16 autocast for the forward passes (weights and optimizer stay float32); "
+        "auto: where the CPU computes bf16 natively (AMX, AVX512-BF16), elsewhere it is slower",
+    )
     ap.add_argument("--export-fp16", nargs=2, metavar=("SRC", "DEST"))
     args = ap.parse_args()
 
@@ -412,6 +419,13 @@ def main() -> int:
         CachedMultipleNegativesRankingLoss,
         MultipleNegativesRankingLoss,
     )
+
+    from scrydb.embed.local import native_bf16
+
+    bf16 = args.bf16 == "on" or (args.bf16 == "auto" and native_bf16())
+
+    def autocast() -> Any:
+        return torch.autocast("cpu", torch.bfloat16, enabled=bf16)
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -434,6 +448,7 @@ def main() -> int:
     resume = ckpt.exists() and (ckpt / "state.pt").exists()
     base = args.base or base_model_dir()
     model = SentenceTransformer(str(ckpt / "model") if resume else base, device="cpu")
+    model.float()  # a half-precision model (the shipped fp16 MiniLM) trains in float32
     # the inference cap (what scrydb embeds with, what the held-out score and the saved model
     # use); --max-seq only cuts the training batches
     model.max_seq_length = args.eval_max_seq
@@ -483,6 +498,7 @@ def main() -> int:
                 "steps": total,
                 **cfg,
                 "base": base,
+                "bf16_active": bf16,
                 "heldout_queries": heldout.n,
             },
         )
@@ -491,10 +507,9 @@ def main() -> int:
             eval_cost = 120.0  # a guess, for --budget-min
         else:
             model.eval()
-            log(
-                out,
-                {"event": "eval", "step": 0, **heldout(model), "eval_s": round(time.time() - t)},
-            )
+            with autocast():
+                score = heldout(model)
+            log(out, {"event": "eval", "step": 0, **score, "eval_s": round(time.time() - t)})
             eval_cost = time.time() - t
 
     tok = model.tokenizer
@@ -521,7 +536,8 @@ def main() -> int:
         cols = list(zip(*batch, strict=False))  # rows short of a negative: shortest wins
         feats = [features(list(cols[0]), args.query_max_seq)]
         feats += [features(list(c), args.max_seq) for c in cols[1:]]
-        loss = loss_fn(feats, None)
+        with autocast():
+            loss = loss_fn(feats, None)
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(trainable, 1.0)
@@ -568,12 +584,14 @@ def main() -> int:
         if step % args.eval_every == 0 or step == total:
             te = time.time()
             model.eval()
+            with autocast():
+                score = heldout(model)
             log(
                 out,
                 {
                     "event": "eval",
                     "step": step,
-                    **heldout(model),
+                    **score,
                     "eval_s": round(time.time() - te),
                 },
             )
