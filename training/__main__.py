@@ -33,6 +33,7 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
     "inner": ("training.inner", "inner comment -> surrounding code pairs"),
     "train-ce": ("training.train_ce", "a cross-encoder reranker trainer"),
     "sweep": ("training.sweep", "bi-encoder loss/negatives sweep with the offline scorer"),
+    "paraphrase": ("training.paraphrase", "WordNet-rewritten queries and their teacher vectors"),
 }
 
 
