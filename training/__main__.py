@@ -34,6 +34,7 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
     "train-ce": ("training.train_ce", "a cross-encoder reranker trainer"),
     "sweep": ("training.sweep", "bi-encoder loss/negatives sweep with the offline scorer"),
     "paraphrase": ("training.paraphrase", "WordNet-rewritten queries and their teacher vectors"),
+    "genq": ("training.genq", "behaviour questions written by a registry code LLM (GGUF)"),
 }
 
 
