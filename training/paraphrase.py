@@ -360,9 +360,15 @@ def cmd_teacher(args) -> None:
     bf16 = native_bf16()
     deadline = time.time() + args.budget_min * 60
 
+    shards: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
     def src_vec(j: int) -> tuple[np.ndarray, np.ndarray]:
-        z = np.load(src / "teacher" / f"pairs-{j // SHARD:05d}.npz")
-        return z["q"][j % SHARD], z["c"][j % SHARD]
+        if j // SHARD not in shards:  # each source shard read once, not once a pair
+            shards.clear()
+            z = np.load(src / "teacher" / f"pairs-{j // SHARD:05d}.npz")
+            shards[j // SHARD] = (z["q"], z["c"])
+        q, c = shards[j // SHARD]
+        return q[j % SHARD], c[j % SHARD]
 
     for s in range(0, len(rows), SHARD):
         dest = out / "teacher" / f"pairs-{s // SHARD:05d}.npz"
