@@ -149,3 +149,19 @@ def test_corpus_refuses_a_pairs_file_the_questions_were_not_written_on(tmp_path)
                 str(tmp_path / "o"),
             ]
         )
+
+
+def test_committed_questions_are_well_formed_and_over_no_evaluation_corpus() -> None:
+    from training.corpus import REPO, Exclusions
+
+    rows = [json.loads(line) for line in genq.QUESTIONS.read_text().splitlines()]
+    assert rows, "the committed questions file is empty"
+    assert len({r["src"] for r in rows}) == len(rows)
+    manifest = json.loads((REPO / "training/manifest.json").read_text())["packages"]
+    registry = {p["name"]: p["registry"] for p in manifest}
+    excl = Exclusions.load(REPO)
+    for r in rows:
+        assert len(r["sha"]) == 16 and int(r["sha"], 16) >= 0
+        assert 5 <= len(r["query"].split()) <= 30 and "\n" not in r["query"]  # the filter's
+        assert r["package"] in registry, r["package"]
+        assert excl.why(registry[r["package"]], r["package"]) is None, r["package"]
