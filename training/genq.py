@@ -228,7 +228,7 @@ def cmd_export(args: argparse.Namespace) -> None:
 
     A session's disk does not carry over; this file does. It holds no code, only the
     pair index, the code's fingerprint, the question and the generator's name, so a later
-    session rebuilds the pairs file (``corpus`` + ``distill texts``) and ``join`` puts the
+    session rebuilds the pairs file (``corpus.py`` + ``distill texts``) and ``corpus`` puts the
     questions back on their code, checking every fingerprint.
     """
     out = Path(args.out)
