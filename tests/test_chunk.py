@@ -390,13 +390,15 @@ type Sender interface {
             (1, 9, "code", None),
             (11, 15, "struct", "Client"),
             (17, 24, "method", "Client.Send"),
-            (26, 36, "function", "New, Sender"),
+            (26, 32, "function", "New"),
+            (34, 36, "interface", "Sender"),
         ],
         split=[
             (1, 9, "code", None),
             (11, 15, "struct", "Client"),
             (17, 24, "method", "Client.Send"),
-            (26, 36, "function", "New, Sender"),
+            (26, 32, "function", "New"),
+            (34, 36, "interface", "Sender"),
         ],
         defs=[
             ("ErrClosed", "variable", 9),
@@ -755,12 +757,13 @@ def helper(x)
   x * 2
 end
 """,
-        whole=[(1, 27, "class", "Billing.Invoice, helper")],
+        whole=[(1, 23, "class", "Billing.Invoice"), (25, 27, "function", "helper")],
         split=[
             (1, 6, "class", "Billing.Invoice"),
             (8, 11, "method", "Billing.Invoice.initialize"),
             (13, 16, "method", "Billing.Invoice.total"),
-            (18, 27, "method", "Billing.Invoice.load, helper"),
+            (18, 23, "method", "Billing.Invoice.load"),
+            (25, 27, "function", "helper"),
         ],
         defs=[
             ("Billing", "module", 3),
@@ -877,16 +880,16 @@ fun String.shout(): String {
 """,
         whole=[
             (1, 28, "class", "Client"),
-            (30, 33, "interface", "Transport"),
-            (35, 41, "object", "Registry, String.shout"),
+            (30, 37, "interface", "Transport, Registry"),
+            (39, 41, "function", "String.shout"),
         ],
         split=[
             (1, 10, "class", "Client"),
             (12, 18, "method", "Client.send"),
             (20, 23, "object", "Client.Companion"),
             (25, 28, "method", "Client.close"),
-            (30, 33, "interface", "Transport"),
-            (35, 41, "object", "Registry, String.shout"),
+            (30, 37, "interface", "Transport, Registry"),
+            (39, 41, "function", "String.shout"),
         ],
         defs=[
             ("Client", "class", 8),
@@ -1170,14 +1173,16 @@ largest xs = Just (last (sortOn area xs))
         whole=[
             (1, 6, "code", None),
             (8, 12, "type", "Shape"),
-            (14, 21, "function", "area, Scalable"),
-            (23, 30, "impl", "Scalable, largest"),
+            (14, 17, "function", "area"),
+            (19, 26, "impl", "Scalable"),
+            (28, 30, "function", "largest"),
         ],
         split=[
             (1, 6, "code", None),
             (8, 12, "type", "Shape"),
-            (14, 21, "function", "area, Scalable"),
-            (23, 30, "impl", "Scalable, largest"),
+            (14, 17, "function", "area"),
+            (19, 26, "impl", "Scalable"),
+            (28, 30, "function", "largest"),
         ],
         defs=[
             ("Shape", "type", 9),
@@ -1866,19 +1871,129 @@ def test_merged_peer_definitions_are_all_named() -> None:
     assert chunks[0].index_names() == ["ConsoleError", "MarkupError", "StyleError"]
 
 
-def test_function_appended_after_a_class_is_named() -> None:
-    """A small function merged into the class above it does not become ``class Bar``."""
+def test_function_appended_after_a_class_stands_alone() -> None:
+    """A small top-level function after a small whole class is its own chunk: it never
+    joins the class's chunk (issue 42), and every definition keeps its line."""
     chunks = chunk_file("bar.py", APPENDED_PY, "python")
     check_invariants(APPENDED_PY, chunks)
-    assert spans(chunks) == [(1, 10, "class", "Bar, helper")]
+    assert spans(chunks) == [(1, 6, "class", "Bar"), (9, 10, "function", "helper")]
     assert defs_of(chunks) == [
         ("Bar", "class", 1),
         ("Bar.a", "method", 2),
         ("Bar.b", "method", 5),
         ("helper", "function", 9),
     ]
-    # The lexical index gets every definition once, as before.
-    assert chunks[0].index_names() == ["Bar", "helper", "Bar.a", "Bar.b"]
+    assert chunks[0].index_names() == ["Bar", "Bar.a", "Bar.b"]
+    assert chunks[1].index_names() == ["helper"]
+
+
+QUOKKA_PY = """
+def compute_quokka_backoff(attempt):
+    \"\"\"Seconds a marsupial waits before hopping again.\"\"\"
+    return min(60, 2**attempt)
+"""
+
+
+def _big_class_then(function: str) -> str:
+    """``_big_class`` (laid out member by member) with ``function`` appended at the end."""
+    return _big_class() + "\n" + function
+
+
+def test_function_after_a_split_class_stands_alone() -> None:
+    """Issue 42: a 3-line function appended after a big class whose members were split
+    used to join the last method's chunk; it is a chunk of its own now."""
+    text = _big_class_then(QUOKKA_PY)
+    chunks = chunk_file("helpers.py", text, "python")
+    check_invariants(text, chunks)
+    last = chunks[-1]
+    assert (last.kind, last.symbol) == ("function", "compute_quokka_backoff")
+    assert last.content.startswith("def compute_quokka_backoff(attempt):")
+    assert [d.qualname for d in last.defs] == ["compute_quokka_backoff"]
+    assert all("compute_quokka_backoff" not in (c.symbol or "") for c in chunks[:-1])
+    assert chunks[-2].symbol == "Big.method_11, Big.Inner"  # members still merge
+
+
+def test_function_after_a_class_joins_a_free_neighbour() -> None:
+    """A small top-level function between a class and another function may still join
+    the function (a free neighbour), never the class."""
+    text = APPENDED_PY + "\n\ndef real(x):\n    y = x + 1\n    z = y * 2\n    return z\n"
+    chunks = chunk_file("bar.py", text, "python")
+    check_invariants(text, chunks)
+    assert spans(chunks) == [(1, 6, "class", "Bar"), (9, 16, "function", "helper, real")]
+
+
+def test_small_class_does_not_join_a_function() -> None:
+    """The rule holds both ways: a two-line class between two functions stands alone
+    rather than joining either (small classes still merge with each other as peers,
+    see ``test_merged_peer_definitions_are_all_named``)."""
+    text = (
+        "def load(path):\n    with open(path) as f:\n        data = f.read()\n    return data\n"
+        "\n\nclass LoadError(Exception):\n    pass\n"
+        "\n\ndef save(path, data):\n    with open(path, 'w') as f:\n        f.write(data)\n"
+        "    return len(data)\n"
+    )
+    chunks = chunk_file("io.py", text, "python")
+    check_invariants(text, chunks)
+    assert spans(chunks) == [
+        (1, 4, "function", "load"),
+        (7, 8, "class", "LoadError"),
+        (11, 14, "function", "save"),
+    ]
+
+
+TS_CLASS_METHODS = "\n\n".join(
+    f"  method{i}(x: number): number {{\n"
+    + "\n".join(f"    x = x * {j} + {i}; // step {j} of method {i}" for j in range(8))
+    + "\n    return x;\n  }"
+    for i in range(10)
+)
+TS_QUOKKA = (
+    "export function computeQuokkaBackoff(attempt: number): number {\n"
+    "  return Math.min(60, 2 ** attempt);\n"
+    "}\n"
+)
+
+
+@pytest.mark.parametrize("size", ["split", "whole"])
+def test_ts_function_after_a_class_stands_alone(size: str) -> None:
+    """Issue 42 in a brace language: after a big class (laid out member by member, its
+    closing brace joining the last method) or a small whole one, an appended top-level
+    function is its own chunk."""
+    body = TS_CLASS_METHODS if size == "split" else "  ping(): string {\n    return 'pong';\n  }"
+    text = f"export class Hopper {{\n  private n = 0;\n\n{body}\n}}\n\n{TS_QUOKKA}"
+    chunks = chunk_file("hopper.ts", text, "typescript")
+    check_invariants(text, chunks)
+    assert spans(chunks)[-1][2:] == ("function", "computeQuokkaBackoff")
+    assert chunks[-1].content.startswith("export function computeQuokkaBackoff(")
+    assert chunks[-2].content.endswith("  }\n}")  # the class's closing brace stayed with it
+    assert all("computeQuokkaBackoff" not in (c.symbol or "") for c in chunks[:-1])
+    if size == "split":
+        assert chunks[-2].symbol == "Hopper.method9"
+    else:
+        assert spans(chunks) == [
+            (1, 7, "class", "Hopper"),
+            (9, 11, "function", "computeQuokkaBackoff"),
+        ]
+
+
+def test_cpp_function_after_a_class_stands_alone() -> None:
+    """C++: a small free function after a small class is its own chunk; inside a
+    namespace two small free functions still merge with each other, not the class."""
+    socket = "class Socket {\n public:\n  int fd;\n  void close();\n};\n"
+    text = socket + "\nint backoff(int n) {\n  return n * 2;\n}\n"
+    chunks = chunk_file("socket.cpp", text, "cpp")
+    check_invariants(text, chunks)
+    assert spans(chunks) == [(1, 5, "class", "Socket"), (7, 9, "function", "backoff")]
+    text = (
+        "namespace net {\n\n" + socket + "\nint backoff(int n) {\n  return n * 2;\n}\n"
+        "\nint jitter(int n) {\n  return n + 1;\n}\n\n}  // namespace net\n"
+    )
+    chunks = chunk_file("socket.cpp", text, "cpp")
+    check_invariants(text, chunks)
+    assert spans(chunks) == [
+        (1, 7, "class", "net.Socket"),
+        (9, 17, "function", "net.backoff, net.jitter"),
+    ]
 
 
 def test_one_owner_keeps_a_single_name(tiny_limits: None) -> None:

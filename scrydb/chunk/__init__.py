@@ -35,7 +35,10 @@ Rules worth knowing when reading results:
 * a chunk into which small neighbours were merged is named by all the definitions it
   holds side by side (``symbol`` ``"ConsoleError, MarkupError"``, ``kind`` the biggest
   one's); members under their class's header leave the class's name alone. A search
-  whose query names one of them shows that one (``scrydb.search.engine``).
+  whose query names one of them shows that one (``scrydb.search.engine``);
+* a class (or any part of one) and a function outside every class never share a
+  chunk: a small function appended after a class stands alone or joins a free
+  neighbour (``scrydb.chunk.assemble.can_merge``).
 """
 
 from __future__ import annotations
@@ -64,7 +67,7 @@ def looks_like_cpp(text: str) -> bool:
 
 #: Bump when chunk boundaries, kinds or symbols change: the index fingerprint holds it
 #: and a changed value makes the next sync re-chunk every file.
-CHUNKER_VERSION = "3"
+CHUNKER_VERSION = "4"
 
 
 @dataclass(slots=True)

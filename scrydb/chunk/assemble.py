@@ -57,7 +57,9 @@ class Piece:
     (module-level code, a class header) that may be grouped with neighbours.
     ``weight`` is the line count of the part that lends the piece its kind/symbol.
     ``names`` are the symbols of every piece merged into this one, in row order
-    (see :func:`label`).
+    (see :func:`label`). ``in_class`` is set by the chunker on a piece that lies inside
+    a class-like definition (a member, a split class's header or closing lines);
+    ``side`` is what the merge rules derive from it (see :func:`side`).
     """
 
     start: int
@@ -69,6 +71,8 @@ class Piece:
     group: str | None = None  #: enclosing container: small pieces prefer their own
     small: bool = False
     names: list[str] = field(default_factory=list)
+    in_class: bool = False
+    side: int = 0
 
 
 def pack(
@@ -151,6 +155,33 @@ HEADER_KINDS = frozenset(
 )
 
 
+#: What a piece holds, for the rule that keeps classes and free definitions apart.
+NEUTRAL = 0  #: code, comments, a namespace's braces, a one-line macro: joins anything
+CLASS_SIDE = 1  #: a class-like definition or part of one (member, header, closer)
+FREE_SIDE = 2  #: a function outside any class (top-level, in a namespace, a Go method)
+MIXED = CLASS_SIDE | FREE_SIDE
+#: Kinds of the definitions that are ``FREE_SIDE`` outside a class. Type aliases are
+#: not: ``type UserId = string`` above ``enum Role`` is a peer type, and merges.
+FREE_KINDS = frozenset({"function", "method", "macro"})
+
+
+def side(p: Piece) -> int:
+    """Which side a fresh piece is on: a class-like definition or anything inside one is
+    ``CLASS_SIDE``; a named function outside every class ``FREE_SIDE``; the rest (code,
+    comments, type aliases, a one-line macro, text sections) ``NEUTRAL``."""
+    if p.in_class or p.kind in HEADER_KINDS:
+        return CLASS_SIDE
+    return FREE_SIDE if p.unit and p.names and p.kind in FREE_KINDS else NEUTRAL
+
+
+def can_merge(a: Piece, b: Piece) -> bool:
+    """Whether one chunk may hold both: never a class (or a part of one) with a
+    function outside every class. A function appended after a class stands alone
+    (or joins a free neighbour) instead of becoming part of the class's chunk, and a
+    small class does not join the function next to it (issue 42)."""
+    return (a.side | b.side) != MIXED
+
+
 def _merge(a: Piece, b: Piece) -> Piece:
     """``a`` absorbs ``b`` (rows become the union); the heavier part names the result,
     except that a container's header opening the merged rows names it (the chunk starts
@@ -165,6 +196,7 @@ def _merge(a: Piece, b: Piece) -> Piece:
     if is_header:
         a.kind, a.symbol = header
     a.names = names
+    a.side |= b.side
     a.start = min(a.start, b.start)
     a.end = max(a.end, b.end)
     return a
@@ -278,7 +310,11 @@ def _merge_small(lines: Lines, ps: list[Piece]) -> list[Piece]:
     is still under ``MIN_CHUNK_LINES`` lines joins its neighbour, preferring one in
     the same container, then one that stays under ``MAX_CHUNK_BYTES``, then the
     nearer, then the smaller. Pieces of ``MIN_CHUNK_LINES`` lines or more that are
-    definitions are never merged with each other."""
+    definitions are never merged with each other, and no rule puts a class (or part of
+    one) and a function outside every class into one chunk (:func:`can_merge`): a
+    small piece with no neighbour it may join stands alone."""
+    for p in ps:
+        p.side = side(p)
     # A: group adjacent filler with the same kind/symbol.
     grouped: list[Piece] = []
     for p in ps:
@@ -304,8 +340,8 @@ def _merge_small(lines: Lines, ps: list[Piece]) -> list[Piece]:
         if p.small and not p.unit:
             prev = tight[-1] if tight else None
             nxt = grouped[i + 1] if i + 1 < len(grouped) else None
-            touch_prev = prev is not None and p.start - prev.end == 1
-            touch_next = nxt is not None and nxt.start - p.end == 1
+            touch_prev = prev is not None and p.start - prev.end == 1 and can_merge(prev, p)
+            touch_next = nxt is not None and nxt.start - p.end == 1 and can_merge(nxt, p)
             head = lines.lines[p.start].lstrip()
             closing = head[:1] in (")", "]", "}") or head.startswith("end")
             if touch_prev and (closing or not touch_next):
@@ -324,7 +360,12 @@ def _merge_small(lines: Lines, ps: list[Piece]) -> list[Piece]:
     for p in tight:
         if runs:
             q = runs[-1]
-            if q.small and p.small and lines.size(q.start, p.end) <= TARGET_CHUNK_BYTES:
+            if (
+                q.small
+                and p.small
+                and can_merge(q, p)
+                and lines.size(q.start, p.end) <= TARGET_CHUNK_BYTES
+            ):
                 _merge(q, p)
                 continue
         runs.append(p)
@@ -339,8 +380,8 @@ def _merge_small(lines: Lines, ps: list[Piece]) -> list[Piece]:
         if p.end - p.start + 1 >= MIN_CHUNK_LINES:
             out.append(p)
             continue
-        prev = out[-1] if out else None
-        nxt = runs[i + 1] if i + 1 < len(runs) else None
+        prev = out[-1] if out and can_merge(out[-1], p) else None
+        nxt = runs[i + 1] if i + 1 < len(runs) and can_merge(runs[i + 1], p) else None
         if prev is None and nxt is None:
             out.append(p)
             continue

@@ -277,6 +277,9 @@ class Layout:
         self.container_ranges = sorted(r for r, d in self.defs.items() if d.kind in CONTAINER_KINDS)
         self.container_starts = [r[0] for r in self.container_ranges]
         self.attach = spec.comments | spec.prefixes
+        #: Whether the pieces being made lie inside a class-like definition (laid out
+        #: member by member): the merge rules keep them apart from free definitions.
+        self.in_class = False
 
     # -- queries -------------------------------------------------------------
 
@@ -374,7 +377,7 @@ class Layout:
             if self.lines.size(s_row, e_row) > asm.MAX_CHUNK_BYTES:
                 self.split(child, s_row, e_row, kind, symbol, False)
             else:
-                self.pieces.append(Piece(s_row, e_row, kind, symbol, group=symbol))
+                self.piece(s_row, e_row, kind, symbol, False, symbol)
             last_row = e_row
         self._flush(pending, kind, symbol)
 
@@ -390,18 +393,21 @@ class Layout:
             d.kind == "module" and self.has_anchor_inside(inner, containers=True)
         )
         if not wrapper and self.lines.size(start, end) <= asm.MAX_CHUNK_BYTES:
-            self.pieces.append(Piece(start, end, d.kind, d.qual, True, group=group))
+            self.piece(start, end, d.kind, d.qual, True, group)
         elif (
             d.kind in CONTAINER_KINDS and depth < MAX_LAYOUT_DEPTH and self.has_anchor_inside(inner)
         ):
             # Comments, decorators, ``export``/``template <>`` before the definition
             # open the header; what the wrapper has after it closes the last member.
             first, last = inner.start_point.row, end_row(inner)
+            outer = self.in_class
+            self.in_class = outer or d.kind in CLASS_KINDS
             if start < first:
                 self.filler(start, first - 1, d.kind, d.qual)
             self.layout(inner, d.kind, d.qual, True, depth + 1)
             if last < end:
                 self.filler(last + 1, end, d.kind, d.qual)
+            self.in_class = outer
         else:
             self.split(node, start, end, d.kind, d.qual, True)
 
@@ -433,9 +439,18 @@ class Layout:
                     stack.append((c, depth + 1))
                 prev = c
         for a, b in pack(self.lines, start, end, cands):
-            self.pieces.append(Piece(a, b, kind, symbol, unit, group=symbol))
+            self.piece(a, b, kind, symbol, unit, symbol)
 
     # -- helpers -------------------------------------------------------------
+
+    def piece(
+        self, start: int, end: int, kind: str, symbol: str | None, unit: bool, group: str | None
+    ) -> None:
+        """Add a piece of rows ``start..end`` (``group``: its enclosing container);
+        whether it lies inside a class is the layout's state (``in_class``)."""
+        self.pieces.append(
+            Piece(start, end, kind, symbol, unit, group=group, in_class=self.in_class)
+        )
 
     def _attach(self, pending: list[Node], row: int, kind: str, symbol: str | None) -> int:
         """Attach the comments/attributes directly above ``row``; flush the rest."""
@@ -455,10 +470,10 @@ class Layout:
         """Rows that are not a definition (code, comments, a class header), cut by
         lines if they are too big to embed."""
         if self.lines.size(start, end) <= asm.MAX_CHUNK_BYTES:
-            self.pieces.append(Piece(start, end, kind, symbol, group=symbol))
+            self.piece(start, end, kind, symbol, False, symbol)
             return
         for a, b in pack(self.lines, start, end, {}):
-            self.pieces.append(Piece(a, b, kind, symbol, group=symbol))
+            self.piece(a, b, kind, symbol, False, symbol)
 
     def _trailing_comments(self, node: Node) -> list[Node]:
         """Comments a grammar tucked into the end of ``node`` (Kotlin imports do)."""
