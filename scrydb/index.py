@@ -25,7 +25,7 @@ from scrydb.paths import cache_dir, default_db_path, find_root, storable
 from scrydb.results import READ_MAX_LINES, Match, ReadResult, Results
 from scrydb.search.engine import SearchEngine
 from scrydb.status import Status
-from scrydb.store import IndexWriteError, Store, friendly_errors
+from scrydb.store import IndexWriteError, Store, friendly_errors, sqlitefile
 from scrydb.store import chunks as chunk_rows
 from scrydb.store import files as indexed_files
 from scrydb.store.vcache import VectorCache
@@ -290,7 +290,7 @@ class Index:
         except ValueError:
             return set()
         base = rel.as_posix()
-        suffixes = ("", "-wal", "-shm", "-journal", ".lock", ".damaged", ".damaged-wal")
+        suffixes = (*sqlitefile.OWN_SUFFIXES, ".lock")
         return {base + suffix for suffix in suffixes}
 
     # -- reading -----------------------------------------------------------------------

@@ -167,13 +167,13 @@ def test_truncated_cache_file_is_set_aside_and_rebuilt(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     rep = json.loads(out.stdout)
     assert rep["pending"] == 0 and _model_texts_json(rep) > 0  # the model filled the gap
-    assert "shared vector cache" in out.stderr and ".bad" in out.stderr
+    assert "shared vector cache" in out.stderr and ".damaged" in out.stderr
     assert len([ln for ln in out.stderr.splitlines() if "shared vector cache" in ln]) == 1
-    assert Path(str(cache) + ".bad").exists()
+    assert Path(str(cache) + ".damaged").exists()
     assert _cache_count(cache) == _model_texts_json(rep) + rep["vectors_from_cache"]
 
     # A foreign SQLite file in its place is set aside too.
-    for suffix in ("", "-wal", "-shm", ".bad", ".bad-wal", ".bad-shm"):
+    for suffix in ("", "-wal", "-shm", ".damaged", ".damaged-wal", ".damaged-shm"):
         Path(str(cache) + suffix).unlink(missing_ok=True)
     conn = apsw.Connection(str(cache))
     conn.execute("CREATE TABLE stranger(x)")

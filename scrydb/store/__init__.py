@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import apsw
-import sqlite_vec
 
 from scrydb.errors import IndexError_, LockedError, ScryError
+from scrydb.store import sqlitefile
 from scrydb.store.lock import WriterLock
 from scrydb.store.schema import (  # noqa: F401 - re-exported: the schema's owner
     APPLICATION_ID,
@@ -31,11 +31,6 @@ from scrydb.store.tables import VectorTables
 
 #: Milliseconds a statement waits for another connection's lock before failing.
 BUSY_TIMEOUT_MS = 30_000
-#: The WAL file is cut back to this size after a checkpoint (a first index of a large
-#: repository would otherwise leave a WAL file as large as everything it wrote).
-WAL_SIZE_LIMIT = 64 * 1024 * 1024
-#: Seconds between two tries of a busy writer lock when waiting with a timeout.
-LOCK_POLL_S = 0.05
 
 
 class Readiness(enum.Enum):
@@ -64,6 +59,8 @@ class Store(VectorTables):
     written (read-only file, directory or file system) is opened read-only instead:
     ``readonly`` is then True and ``write_denied`` says why. ``recover=True`` (``scry
     index --full``) moves a damaged scrydb file aside (``<db>.damaged``) and starts afresh.
+    Opening, the WAL retry, the application-id check and setting aside are
+    :mod:`scrydb.store.sqlitefile`'s, shared with the vector cache.
     """
 
     def __init__(
@@ -162,29 +159,15 @@ class Store(VectorTables):
 
     def _ours(self) -> bool:
         """Whether the file's header says it is a scrydb index (safe to move aside)."""
-        try:
-            with open(self.path, "rb") as f:
-                head = f.read(72)
-        except OSError:
-            return False
-        return head[:16] == b"SQLite format 3\x00" and head[68:72] == APPLICATION_ID.to_bytes(
-            4, "big"
-        )
+        return sqlitefile.is_ours(self.path, APPLICATION_ID)
 
     def move_aside(self) -> Path:
-        """Move a damaged index file (and its WAL) to ``<db>.damaged`` and forget it; the
-        next open starts a new, empty file. Returns where it went."""
+        """Move a damaged index file (with its ``-wal`` and ``-shm``) to ``<db>.damaged``
+        (:func:`~scrydb.store.sqlitefile.set_aside`) and forget it; the next open starts a
+        new, empty file. Returns where it went."""
         with contextlib.suppress(apsw.Error, AttributeError):
             self.conn.close()
-        aside = Path(str(self.path) + ".damaged")
-        os.replace(self.path, aside)
-        for suffix in ("-wal", "-shm"):
-            src = Path(str(self.path) + suffix)
-            if src.exists():
-                if suffix == "-wal":
-                    os.replace(src, str(aside) + suffix)
-                else:
-                    src.unlink()
+        aside = sqlitefile.set_aside(self.path)
         self.moved_aside = aside
         return aside
 
@@ -318,10 +301,12 @@ class EngineProblem(ScryError):
 def probe_engine() -> tuple[str, str]:
     """(SQLite version, sqlite-vec version) after an FTS5 match and a vec0 insert in a
     scratch in-memory database; :class:`EngineProblem` when either fails."""
-    conn = apsw.Connection(":memory:")
+    flags = apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
     try:
-        conn.enable_load_extension(True)
-        conn.load_extension(sqlite_vec.loadable_path())
+        conn = sqlitefile.connect(":memory:", flags, BUSY_TIMEOUT_MS, vectors=True)
+    except apsw.Error as e:
+        raise EngineProblem(f"{type(e).__name__}: {e}") from None
+    try:
         conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='unicode61')")
         conn.execute("INSERT INTO t(body) VALUES ('parse json text')")
         n = conn.execute("SELECT count(*) FROM t WHERE t MATCH 'json'").get
@@ -338,20 +323,12 @@ def probe_engine() -> tuple[str, str]:
 
 
 def _connection(name: str, flags: int) -> apsw.Connection:
-    """Open ``name`` with sqlite-vec loaded, and read its header (a WAL file needs its
-    ``-shm`` for that, so a read-only directory fails here rather than later)."""
-    conn = apsw.Connection(name, flags=flags)
-    try:
-        conn.set_busy_timeout(BUSY_TIMEOUT_MS)
-        conn.enable_load_extension(True)
-        conn.load_extension(sqlite_vec.loadable_path())
-        conn.enable_load_extension(False)
-        # Unicode lower-casing for case-insensitive ``locate`` (SQLite's knows ASCII only).
-        conn.create_scalar_function("scry_lower", _lower, 1, deterministic=True)  # type: ignore[arg-type]  # apsw's stub wants a variadic callable; ours takes one value
-        conn.execute("PRAGMA application_id").fetchall()
-    except BaseException:
-        conn.close()
-        raise
+    """Open ``name`` with sqlite-vec loaded and its header read
+    (:func:`~scrydb.store.sqlitefile.connect`: a read-only directory fails here rather
+    than later), and the index's own SQL function."""
+    conn = sqlitefile.connect(name, flags, BUSY_TIMEOUT_MS, vectors=True)
+    # Unicode lower-casing for case-insensitive ``locate`` (SQLite's knows ASCII only).
+    conn.create_scalar_function("scry_lower", _lower, 1, deterministic=True)  # type: ignore[arg-type]  # apsw's stub wants a variadic callable; ours takes one value
     return conn
 
 

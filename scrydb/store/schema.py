@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import contextlib
 import importlib.metadata
-import random
 import time
 from importlib import resources
 from typing import TYPE_CHECKING
 
 import apsw
 
-from scrydb.errors import IndexError_, ScryError
+from scrydb.errors import IndexError_
+from scrydb.store import sqlitefile
 
 if TYPE_CHECKING:
     from scrydb.store import Store
@@ -65,35 +65,20 @@ def schema_sql() -> str:
 
 
 def init_when_free(store: Store, exists: bool) -> None:
-    """:func:`_check_and_init`, tried again while another process holds the file:
-    turning a new file to WAL needs an exclusive lock that SQLite does not wait for
-    (two first indexes starting together would otherwise see "database is locked")."""
-    from scrydb.store import BUSY_TIMEOUT_MS, LOCK_POLL_S
+    """:func:`_check_and_init`, tried again while another process holds the file
+    (:func:`~scrydb.store.sqlitefile.retry_while_busy`: two first indexes starting
+    together would otherwise see "database is locked")."""
+    from scrydb.store import BUSY_TIMEOUT_MS
 
-    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-    while True:
-        try:
-            _check_and_init(store, exists)
-            return
-        except apsw.BusyError:
-            if time.monotonic() >= deadline:
-                raise
-            time.sleep(LOCK_POLL_S * random.uniform(0.5, 1.5))
+    sqlitefile.retry_while_busy(lambda: _check_and_init(store, exists), BUSY_TIMEOUT_MS)
 
 
 def _check_and_init(store: Store, exists: bool) -> None:
-    from scrydb.store import WAL_SIZE_LIMIT
-
     conn = store.conn
-    # One statement, so one snapshot: read apart, another process's first index could
-    # commit between them (no application id yet, yet tables) and look like a stranger.
-    app_id, version, tables = store.rows(
-        "SELECT (SELECT application_id FROM pragma_application_id),"
-        " (SELECT user_version FROM pragma_user_version),"
-        " (SELECT count(*) FROM sqlite_master)"
-    )[0]
+    ident = sqlitefile.identity(conn)
+    version = ident.user_version
     if exists:
-        if app_id != APPLICATION_ID and tables > 0:
+        if ident.foreign(APPLICATION_ID):
             raise IndexError_(
                 f"{store.path} is an SQLite file but not a scrydb index; pass another --db"
             )
@@ -106,12 +91,8 @@ def _check_and_init(store: Store, exists: bool) -> None:
                 f"{SCHEMA_VERSION}); run `scry index` to upgrade it"
             )
         return
-    mode = store.scalar("PRAGMA journal_mode=WAL")
-    if str(mode).lower() != "wal":  # e.g. a read-only directory
-        raise ScryError(f"cannot use WAL mode for {store.path} (journal mode {mode})")
-    conn.execute("PRAGMA synchronous=NORMAL")
+    sqlitefile.use_wal(conn, store.path)
     conn.execute("PRAGMA foreign_keys=ON")
-    conn.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
     if version == SCHEMA_VERSION:
         return
     with store.transaction():

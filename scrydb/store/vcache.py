@@ -8,8 +8,9 @@ per-repository index stays the one file the user asked for; the cache only saves
 calls, and it holds no source text (keys are blake2b-128 digests).
 
 Safe under many indexers at once: WAL, a busy timeout, one short transaction per lookup
-or write and never one across a model call. A damaged or foreign file is set aside and
-started afresh with one warning; any other trouble turns the cache off for the rest of
+or write and never one across a model call. A damaged or foreign file is set aside
+(``<file>.damaged``, by :mod:`scrydb.store.sqlitefile` as the index's are) and started
+afresh with one warning; any other trouble turns the cache off for the rest of
 the sync. Indexing never fails because of the cache. The file is bounded
 (``[index] shared_cache_mb``): past the bound the least recently used vectors go.
 """
@@ -20,13 +21,15 @@ import contextlib
 import hashlib
 import json
 import os
-import random
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import apsw
 import numpy as np
+
+from scrydb.errors import ScryError
+from scrydb.store import sqlitefile
 
 #: ``PRAGMA application_id`` of a cache file ("SCVC"): tells ours from other SQLite files.
 APPLICATION_ID = 0x53435643
@@ -135,45 +138,35 @@ class VectorCache:
                     self._off = True  # (the next writer sets it aside, and says so)
                     return None
                 self._replace(str(e))
-            except (apsw.Error, OSError) as e:
+            except (apsw.Error, OSError, ScryError) as e:
                 self._give_up(e)
         return self._conn
 
     def _open(self) -> apsw.Connection:
-        if self.readonly:
-            conn = apsw.Connection(str(self.path), flags=apsw.SQLITE_OPEN_READONLY)
-            try:
-                self._check(conn)
-            except BaseException:
-                with contextlib.suppress(apsw.Error):
-                    conn.close()
-                raise
-            return conn
-        d = self.directory
-        if not d.is_dir():
-            d.mkdir(parents=True, mode=0o700, exist_ok=True)
-            with contextlib.suppress(OSError):
-                os.chmod(d, 0o700)
+        if not self.readonly:
+            d = self.directory
+            if not d.is_dir():
+                d.mkdir(parents=True, mode=0o700, exist_ok=True)
+                with contextlib.suppress(OSError):
+                    os.chmod(d, 0o700)
         new = not self.path.exists()
-        conn = apsw.Connection(
-            str(self.path), flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+        flags = (
+            apsw.SQLITE_OPEN_READONLY
+            if self.readonly
+            else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
         )
         try:
+            conn = sqlitefile.connect(str(self.path), flags, BUSY_TIMEOUT_MS)
+        except (apsw.NotADBError, apsw.CorruptError) as e:
+            raise _Bad(f"not a readable SQLite file ({e})") from None
+        try:
+            if self.readonly:
+                self._check(conn)
+                return conn
             if new:
                 with contextlib.suppress(OSError):
                     os.chmod(self.path, 0o600)  # (its -wal and -shm files take this mode)
-            conn.set_busy_timeout(BUSY_TIMEOUT_MS)
-            # Turning a new file to WAL takes a lock SQLite does not wait for: two first
-            # indexers at once try again for a while.
-            deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-            while True:
-                try:
-                    self._check_or_init(conn)
-                    break
-                except apsw.BusyError:
-                    if time.monotonic() >= deadline:
-                        raise
-                    time.sleep(random.uniform(0.02, 0.08))
+            sqlitefile.retry_while_busy(lambda: self._check_or_init(conn), BUSY_TIMEOUT_MS)
         except BaseException:
             with contextlib.suppress(apsw.Error):
                 conn.close()
@@ -182,25 +175,18 @@ class VectorCache:
 
     def _check_or_init(self, conn: apsw.Connection) -> None:
         try:
-            app_id, tables = next(
-                conn.execute(
-                    "SELECT (SELECT application_id FROM pragma_application_id),"
-                    " (SELECT count(*) FROM sqlite_master)"
-                )
-            )
+            ident = sqlitefile.identity(conn)
         except (apsw.NotADBError, apsw.CorruptError) as e:
             raise _Bad(f"not a readable SQLite file ({e})") from None
-        if tables and app_id != APPLICATION_ID:
+        if ident.foreign(APPLICATION_ID):
             raise _Bad("not a scrydb vector cache")
+        tables = ident.tables
         if not tables:
             # (Both before the first table.) 8 KB pages hold five 384-d vectors, 4 KB pages
             # two: 1.6 KB a vector instead of 2.4.
             conn.execute(f"PRAGMA page_size={PAGE_SIZE}")
             conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
-        mode = next(conn.execute("PRAGMA journal_mode=WAL"))[0]
-        if str(mode).lower() != "wal":
-            raise apsw.CantOpenError(f"cannot use WAL mode (journal mode {mode})")
-        conn.execute("PRAGMA synchronous=NORMAL")
+        sqlitefile.use_wal(conn, self.path)
         if not tables:
             with _immediate(conn):
                 if not next(conn.execute("SELECT count(*) FROM sqlite_master"))[0]:
@@ -221,7 +207,7 @@ class VectorCache:
         """Raise _Bad unless the file is a cache of this fingerprint and dimension."""
         app_id, meta = 0, {}
         try:
-            app_id = next(conn.execute("PRAGMA application_id"))[0]
+            app_id = sqlitefile.identity(conn).application_id
             if app_id == APPLICATION_ID:
                 meta = dict(conn.execute("SELECT key, value FROM meta"))
         except (apsw.NotADBError, apsw.CorruptError) as e:
@@ -236,18 +222,15 @@ class VectorCache:
             raise _Bad(f"it was made for another {', '.join(wrong)}")
 
     def _replace(self, why: str) -> None:
-        """Set a damaged or foreign file aside (``<file>.bad``) and start a new one, once."""
+        """Set a damaged or foreign file aside (``<file>.damaged``, with its ``-wal`` and
+        ``-shm``: :func:`~scrydb.store.sqlitefile.set_aside`) and start a new one, once."""
         self.close()
         if self._set_aside:
             self._off = True
             return
         self._set_aside = True
-        aside = Path(str(self.path) + ".bad")
         try:
-            os.replace(self.path, aside)
-            for suffix in ("-wal", "-shm"):
-                with contextlib.suppress(FileNotFoundError):
-                    os.replace(str(self.path) + suffix, str(aside) + suffix)
+            aside = sqlitefile.set_aside(self.path)
         except OSError as e:
             self._give_up(e)
             return
@@ -257,7 +240,7 @@ class VectorCache:
         )
         try:
             self._conn = self._open()
-        except (apsw.Error, OSError, _Bad) as e:
+        except (apsw.Error, OSError, ScryError, _Bad) as e:
             self._give_up(e)
 
     def _give_up(self, err: BaseException) -> None:
