@@ -214,8 +214,12 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
     raise ConfigError(f"{where}: unsupported type")
 
 
-#: The values a setting with a fixed set of choices may take (``search.fusion``: the names
-#: of scrydb.search.fusion.STRATEGIES; a test checks they agree).
+#: The values a setting with a fixed set of choices may take. Each name of a component's
+#: choice has its implementation in that component's one table, and tests check they
+#: agree: ``embed.provider`` in scrydb.embed.PROVIDERS, ``rerank.provider`` in
+#: scrydb.search.rerank.RERANKERS, ``chat.hyde`` and ``chat.hyde_embed`` in
+#: scrydb.search.hyde.HYDE_MODES and HYDE_EMBEDS (tests/test_config.py),
+#: ``search.fusion`` in scrydb.search.fusion.STRATEGIES (tests/test_rank.py).
 CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
     ("embed", "provider"): ("local", "openai"),
     ("embed", "precision"): ("auto", "float32", "bfloat16"),

@@ -50,3 +50,62 @@ def test_secret_comes_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     )
     monkeypatch.setenv("MY_KEY", "s3cret")
     assert cfg.api_key(cfg.embed.api_key_env) == "s3cret"
+
+
+# -- one table of providers per component, tied to CHOICES ------------------------------
+
+#: What each provider needs besides its name to pass validation.
+_NEEDS: dict[str, dict[str, str]] = {
+    "openai": {"url": "http://127.0.0.1:9/v1"},
+    "http": {"url": "http://127.0.0.1:9/v1"},
+    "local": {},
+}
+
+
+def test_each_component_maps_exactly_the_configured_choices() -> None:
+    """Every choice has an implementation in its component's one table, and every entry
+    of a table is a choice the config accepts."""
+    from scrydb import embed
+    from scrydb.config import CHOICES
+    from scrydb.search import hyde, rerank
+
+    assert set(embed.PROVIDERS) == set(CHOICES[("embed", "provider")])
+    assert set(rerank.RERANKERS) == set(CHOICES[("rerank", "provider")])
+    assert set(hyde.HYDE_MODES) == set(CHOICES[("chat", "hyde")])
+    assert set(hyde.HYDE_EMBEDS) == set(CHOICES[("chat", "hyde_embed")])
+
+
+def test_every_provider_builds_from_a_valid_config() -> None:
+    """Each configured choice builds through its factory (nothing loaded or contacted):
+    the embedder has the id computed without building it; "none" builds no reranker."""
+    from scrydb.config import CHOICES
+    from scrydb.embed import embedder_id, make_embedder
+    from scrydb.search.rerank import RerankError, make_reranker
+
+    for name in CHOICES[("embed", "provider")]:
+        cfg = Config.from_dict({"embed": {"provider": name, **_NEEDS[name]}}).embed
+        emb = make_embedder(cfg)
+        try:
+            assert emb.id == embedder_id(cfg)
+        finally:
+            emb.close()
+    ids = set()
+    for name in CHOICES[("rerank", "provider")]:
+        extra = {"model": "some-cross-encoder"} if name == "local" else _NEEDS.get(name, {})
+        cfg = Config.from_dict({"rerank": {"provider": name, **extra}}).rerank
+        if name == "none":
+            with pytest.raises(RerankError, match="no reranker configured"):
+                make_reranker(cfg)
+        else:
+            ids.add(make_reranker(cfg).id.split(":")[0])
+    assert ids == {"http", "local"}
+
+
+def test_an_unknown_embed_provider_is_a_clean_error() -> None:
+    from scrydb.embed import provider
+    from scrydb.errors import ScryError
+
+    with pytest.raises(
+        ScryError, match=r"unknown \[embed\] provider 'magic' \(one of local, openai\)"
+    ):
+        provider("magic")

@@ -1,4 +1,5 @@
-"""Embedders: one interface, a factory, and implementations in their own modules.
+"""Embedders: one interface, a factory over one table of providers (:data:`PROVIDERS`),
+and implementations in their own modules.
 
 ``local.py``: a sentence-transformers model from a directory, one shipped inside scrydb
 (the default, ``scry-code-minilm``, code-tuned from MiniLM) or an installed model package
@@ -12,10 +13,13 @@ Nothing here imports torch: an implementation loads its model on first use.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
 from scrydb.config import EmbedConfig
+from scrydb.errors import ScryError
 
 
 class Embedder(ABC):
@@ -55,26 +59,50 @@ def normalise(vectors: np.ndarray) -> np.ndarray:
     return (v / norms).astype(np.float32, copy=False)
 
 
-def embedder_id(cfg: EmbedConfig) -> str:
-    """The id an embedder built from ``cfg`` will have, without loading anything."""
-    if cfg.provider == "openai":
-        from scrydb.embed.http import HttpEmbedder
+class Provider(NamedTuple):
+    """One ``[embed] provider``: how its embedder is built, and the id it will have
+    (computed without building it: the index fingerprint is read before any model)."""
 
-        return HttpEmbedder.make_id(cfg)
+    build: Callable[[EmbedConfig], Embedder]
+    make_id: Callable[[EmbedConfig], str]
+
+
+def _local() -> Provider:
     from scrydb.embed.local import LocalEmbedder
 
-    return LocalEmbedder.make_id(cfg)
+    return Provider(LocalEmbedder, LocalEmbedder.make_id)
+
+
+def _openai() -> Provider:
+    from scrydb.embed.http import HttpEmbedder
+
+    return Provider(HttpEmbedder, HttpEmbedder.make_id)
+
+
+#: The one place an ``[embed] provider`` name maps to its implementation, imported on
+#: first use (an endpoint never imports the local model's code). The names are
+#: ``config.CHOICES[("embed", "provider")]``; tests/test_config.py checks they agree.
+PROVIDERS: dict[str, Callable[[], Provider]] = {"local": _local, "openai": _openai}
+
+
+def provider(name: str) -> Provider:
+    """The :class:`Provider` of an ``[embed] provider`` name."""
+    load = PROVIDERS.get(name)
+    if load is None:
+        raise ScryError(
+            f"unknown [embed] provider {name!r} (one of {', '.join(sorted(PROVIDERS))})"
+        )
+    return load()
+
+
+def embedder_id(cfg: EmbedConfig) -> str:
+    """The id an embedder built from ``cfg`` will have, without loading anything."""
+    return provider(cfg.provider).make_id(cfg)
 
 
 def make_embedder(cfg: EmbedConfig) -> Embedder:
     """Build the embedder a config asks for (nothing is loaded until it is used)."""
-    if cfg.provider == "openai":
-        from scrydb.embed.http import HttpEmbedder
-
-        return HttpEmbedder(cfg)
-    from scrydb.embed.local import LocalEmbedder
-
-    return LocalEmbedder(cfg)
+    return provider(cfg.provider).build(cfg)
 
 
 def recorded_embedder(live_id: str, recorded_config: str | None, configured_id: str) -> Embedder:
@@ -85,7 +113,6 @@ def recorded_embedder(live_id: str, recorded_config: str | None, configured_id: 
     import json
 
     from scrydb.config import Config
-    from scrydb.errors import ScryError
 
     try:
         cfg = Config.from_dict({"embed": json.loads(recorded_config or "")}).embed

@@ -16,6 +16,7 @@ and the results carry a note.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -35,6 +36,10 @@ PROMPT_VERSION = 1
 MAX_CODE_CHARS = 2000
 #: Query shapes that ``hyde = "auto"`` expands (natural-language questions).
 AUTO_SHAPES = ("question", "location")
+#: The one place a ``[chat] hyde`` mode maps to the query shapes it expands (None: every
+#: shape). The names are ``config.CHOICES[("chat", "hyde")]``; tests/test_config.py
+#: checks they agree.
+HYDE_MODES: dict[str, tuple[str, ...] | None] = {"off": (), "auto": AUTO_SHAPES, "on": None}
 
 SYSTEM_PROMPT = (
     "You help search a code repository. Given a question about the code, write the short "
@@ -52,10 +57,11 @@ class ChatError(ScryError):
 
 
 def wanted(cfg: ChatConfig, shape: str) -> bool:
-    """Whether a query of this shape is expanded under this config."""
-    if not cfg.url or cfg.hyde == "off":
+    """Whether a query of this shape is expanded under this config (:data:`HYDE_MODES`)."""
+    if not cfg.url:
         return False
-    return cfg.hyde == "on" or shape in AUTO_SHAPES
+    shapes = HYDE_MODES[cfg.hyde]
+    return shapes is None or shape in shapes
 
 
 def cache_tag(cfg: ChatConfig, shape: str) -> str:
@@ -106,6 +112,24 @@ def ask(cfg: ChatConfig, question: str, lang: str | None = None) -> str:
     return code
 
 
+def _code_alone(emb: Embedder, text: str, code_vec: np.ndarray) -> np.ndarray:
+    return code_vec
+
+
+def _mixed(emb: Embedder, text: str, code_vec: np.ndarray) -> np.ndarray:
+    qvec = emb.embed_query(dense_text(text))  # as the plain query vector
+    return normalise(qvec + code_vec)[0]
+
+
+#: The one place a ``[chat] hyde_embed`` name maps to how the hypothetical code's vector
+#: becomes the query vector: alone, or averaged with the question's own. The names are
+#: ``config.CHOICES[("chat", "hyde_embed")]``; tests/test_config.py checks they agree.
+HYDE_EMBEDS: dict[str, Callable[[Embedder, str, np.ndarray], np.ndarray]] = {
+    "code": _code_alone,
+    "mix": _mixed,
+}
+
+
 def hyde_vector(
     cfg: ChatConfig, emb: Embedder, text: str, res: Results, lang: str | None
 ) -> np.ndarray | None:
@@ -118,7 +142,4 @@ def hyde_vector(
         res.notes.append(f"HyDE skipped, plain query used: {e}")
         return None
     hvec = emb.embed_documents([code])[0]
-    if cfg.hyde_embed == "code":
-        return hvec
-    qvec = emb.embed_query(dense_text(text))  # as the plain query vector
-    return normalise(qvec + hvec)[0]
+    return HYDE_EMBEDS[cfg.hyde_embed](emb, text, hvec)

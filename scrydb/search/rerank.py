@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
@@ -163,13 +164,22 @@ class LocalReranker(Reranker):
         return [s if finite_number(s) else None for s in flat]
 
 
+#: The one place a ``[rerank] provider`` name maps to its class ("none": no reranker, the
+#: leg is off). The names are ``config.CHOICES[("rerank", "provider")]``;
+#: tests/test_config.py checks they agree.
+RERANKERS: dict[str, Callable[[RerankConfig], Reranker] | None] = {
+    "none": None,
+    "http": HttpReranker,
+    "local": LocalReranker,
+}
+
+
 def make_reranker(cfg: RerankConfig) -> Reranker:
     """The reranker a config asks for (nothing is loaded or contacted yet)."""
-    if cfg.provider == "http":
-        return HttpReranker(cfg)
-    if cfg.provider == "local":
-        return LocalReranker(cfg)
-    raise RerankError(f"no reranker configured (provider = {cfg.provider!r})")
+    build = RERANKERS.get(cfg.provider)
+    if build is None:
+        raise RerankError(f"no reranker configured (provider = {cfg.provider!r})")
+    return build(cfg)
 
 
 _cache: dict[tuple[Any, ...], Reranker] = {}
