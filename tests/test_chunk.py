@@ -138,6 +138,7 @@ def noop():
             ("DEFAULT_TIMEOUT", "constant", 6),
             ("RETRIES", "constant", 7),
             ("Client", "class", 10),
+            ("Client.base_url", "variable", 13),
             ("Client.__init__", "method", 15),
             ("Client.send", "method", 22),
             ("Client.close", "method", 28),
@@ -270,6 +271,7 @@ export const formatUser = (u: User): string => {
             ("UserId", "type", 9),
             ("Role", "enum", 11),
             ("UserService", "class", 18),
+            ("UserService.cache", "variable", 19),
             ("UserService.constructor", "method", 21),
             ("UserService.find", "method", 23),
             ("formatUser", "function", 31),
@@ -339,6 +341,7 @@ export function UserCard({ user }: { user: User }) {
             ("UserId", "type", 9),
             ("Role", "enum", 11),
             ("UserService", "class", 18),
+            ("UserService.cache", "variable", 19),
             ("UserService.constructor", "method", 21),
             ("UserService.find", "method", 23),
             ("formatUser", "function", 31),
@@ -533,9 +536,11 @@ interface Repo {
         ],
         defs=[
             ("UserRepository", "class", 10),
+            ("UserRepository.users", "variable", 11),
             ("UserRepository.UserRepository", "method", 13),
             ("UserRepository.find", "method", 18),
             ("UserRepository.Entry", "class", 26),
+            ("UserRepository.Entry.id", "variable", 27),
             ("UserRepository.Entry.touch", "method", 28),
             ("Repo", "interface", 34),
             ("Repo.find", "method", 35),
@@ -716,6 +721,7 @@ namespace Shop.Orders
         defs=[
             ("Shop.Orders", "namespace", 4),
             ("OrderService", "class", 8),
+            ("OrderService._orders", "variable", 10),
             ("OrderService.Count", "property", 12),
             ("OrderService.OrderService", "method", 14),
             ("OrderService.Place", "method", 21),
@@ -827,6 +833,7 @@ function helper($x)
         defs=[
             ("App.Http.Controllers", "namespace", 3),
             ("UserController", "class", 11),
+            ("UserController.repo", "variable", 13),
             ("UserController.__construct", "method", 15),
             ("UserController.show", "method", 21),
             ("helper", "function", 29),
@@ -893,8 +900,10 @@ fun String.shout(): String {
         ],
         defs=[
             ("Client", "class", 8),
+            ("Client.retries", "variable", 10),
             ("Client.send", "method", 12),
             ("Client.Companion", "object", 20),
+            ("Client.TIMEOUT", "constant", 21),
             ("Client.create", "method", 22),
             ("Client.close", "method", 25),
             ("Transport", "interface", 30),
@@ -961,11 +970,15 @@ protocol Drawable {
         ],
         defs=[
             ("ImageCache", "class", 4),
+            ("ImageCache.store", "variable", 5),
             ("ImageCache.init", "method", 7),
             ("ImageCache.image", "method", 12),
             ("Point", "struct", 20),
+            ("Point.x", "variable", 21),
+            ("Point.y", "variable", 22),
             ("Point.distance", "method", 24),
             ("Point", "impl", 31),
+            ("Point.description", "variable", 32),
             ("Drawable", "interface", 35),
             ("Drawable.draw", "method", 36),
         ],
@@ -1018,6 +1031,7 @@ case class Item(name: String, price: BigDecimal)
         ],
         defs=[
             ("Cart", "class", 6),
+            ("Cart.items", "constant", 7),
             ("Cart.add", "method", 9),
             ("Cart.total", "method", 14),
             ("Cart", "object", 20),
@@ -1054,7 +1068,7 @@ log "starting"
 """,
         whole=[(1, 4, "code", None), (6, 11, "function", "log"), (13, 20, "function", "cleanup")],
         split=[(1, 4, "code", None), (6, 11, "function", "log"), (13, 20, "function", "cleanup")],
-        defs=[("log", "function", 7), ("cleanup", "function", 13)],
+        defs=[("LOG_DIR", "constant", 4), ("log", "function", 7), ("cleanup", "function", 13)],
     ),
     Case(
         "lua",
@@ -1538,7 +1552,10 @@ def test_js_forms_of_functions() -> None:
     )
     chunks = chunk_file("a.js", text, "javascript")
     check_invariants(text, chunks)
+    # ``api`` is a module-level binding, and names no scope: its methods are
+    # ``api.list``, not ``api.api.list``.
     assert defs_of(chunks) == [
+        ("api", "constant", 1),
         ("api.list", "method", 2),
         ("api.get", "method", 5),
         ("Foo.bar", "method", 10),

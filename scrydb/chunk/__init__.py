@@ -28,8 +28,9 @@ Rules worth knowing when reading results:
 * ``Chunk.kind`` is one of function, method, class, struct, interface, enum, trait,
   impl, object, union, module, namespace, type, macro, property (definitions), code
   (module-level statements), section (Markdown/reST), block (windows, TOML, YAML);
-  ``SymbolDef.kind`` uses the same words plus constant and variable (module-level,
-  recorded as symbols only);
+  ``SymbolDef.kind`` uses the same words plus constant and variable (module- and
+  class-level bindings: assignments, ``const``/``let``/``var``, fields, exported values;
+  recorded as symbols only, never a local of a function);
 * ``SymbolDef.line`` is the line of the definition's name (after its decorators);
   every definition, nested or not, is in the ``defs`` of the chunk holding that line.
 * a chunk into which small neighbours were merged is named by all the definitions it
@@ -67,7 +68,7 @@ def looks_like_cpp(text: str) -> bool:
 
 #: Bump when chunk boundaries, kinds or symbols change: the index fingerprint holds it
 #: and a changed value makes the next sync re-chunk every file.
-CHUNKER_VERSION = "4"
+CHUNKER_VERSION = "5"
 
 
 @dataclass(slots=True)

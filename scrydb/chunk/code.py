@@ -237,7 +237,9 @@ def find_defs(root: Node, spec: LangSpec, src: bytes, deadline: float) -> list[D
         if node.type in spec.unqualified:
             d.scope = scope
         defs.append(d)
-        stack.append((node.end_byte, d))
+        # A binding (constant, variable) names no scope: what its value defines is
+        # named by its own rules (``const api = {list() {}}`` -> ``api.list``).
+        stack.append((node.end_byte, None if kind in SYMBOL_ONLY_KINDS else d))
         if spec.scoped_methods and kind == "function" and "." in dotted:
             scoped.append((d, dotted.rsplit(".", 2)[-2]))
 

@@ -1,6 +1,6 @@
 """Per-language chunking specs (tree-sitter-language-pack 0.13 grammars): what a
 definition is in each grammar and how it is named. :mod:`.base` holds the spec type and
-the naming helpers; :mod:`.scripts` and :mod:`.compiled` the languages."""
+the naming helpers; :mod:`.scripts`, :mod:`.compiled` and :mod:`.cfamily` the languages."""
 
 from __future__ import annotations
 
@@ -14,10 +14,9 @@ from scrydb.chunk.specs.base import (
     clean_name,
     text_of,
 )
+from scrydb.chunk.specs.cfamily import CPP, CUDA, C
 from scrydb.chunk.specs.compiled import (
-    CPP,
     CSHARP,
-    CUDA,
     GO,
     HASKELL,
     JAVA,
@@ -26,7 +25,6 @@ from scrydb.chunk.specs.compiled import (
     SCALA,
     SOLIDITY,
     SWIFT,
-    C,
 )
 from scrydb.chunk.specs.scripts import (
     BASH,

@@ -38,7 +38,9 @@ CLASS_KINDS = frozenset(
 )
 #: Kinds laid out member by member when too big (class-like plus namespaces).
 CONTAINER_KINDS = CLASS_KINDS | {"module", "namespace"}
-#: Kinds recorded as symbols only: they never form a chunk of their own.
+#: Kinds recorded as symbols only: they never form a chunk of their own, nor a scope
+#: (a method in ``const api = {...}`` is ``api.list``, named by its own rules).
+#: Module- and class-level bindings: constants, variables, fields, exported values.
 SYMBOL_ONLY_KINDS = frozenset({"constant", "variable"})
 
 
@@ -97,14 +99,15 @@ def by_type(table: Mapping[str, NameFn], default: NameFn) -> NameFn:
     return name
 
 
-def const_name(fn: NameFn) -> NameFn:
-    """Keep only UPPER_CASE names (module-level constants)."""
+def own_text(node: Node, src: bytes) -> str | None:
+    """Name from the node's own text (a captured identifier: a binding's target)."""
+    return clean_name(text_of(node, src)) or None
 
-    def name(node: Node, src: bytes) -> str | None:
-        n = fn(node, src)
-        return n if n and n.isupper() and n.replace("_", "").isalnum() else None
 
-    return name
+def by_case(name: str) -> str:
+    """The kind of a module- or class-level binding where the language has no
+    ``const`` keyword to tell: ``constant`` for an UPPER_CASE name, else ``variable``."""
+    return "constant" if name.isupper() else "variable"
 
 
 @dataclass(frozen=True, slots=True)

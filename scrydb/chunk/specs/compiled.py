@@ -1,16 +1,13 @@
-"""Specs of the compiled languages: Go, Rust, Java, C, C++, CUDA, C#, Kotlin, Swift,
-Scala, Haskell, Solidity."""
+"""Specs of the compiled languages: Go, Rust, Java, C#, Kotlin, Swift, Scala, Haskell,
+Solidity (C, C++ and CUDA are in :mod:`.cfamily`)."""
 
 from __future__ import annotations
-
-from collections.abc import Callable
-from dataclasses import replace
 
 from tree_sitter import Node
 
 from scrydb.chunk.specs.base import (
-    Kind,
     LangSpec,
+    by_case,
     by_type,
     clean_name,
     field_name,
@@ -42,7 +39,17 @@ def _go_receiver_type(node: Node, src: bytes) -> str:
     return ""
 
 
+def _go_binding_kind(node: Node, src: bytes) -> str | None:
+    """A name in a top-level ``const``/``var`` spec (see GO's patterns); ``_`` is none."""
+    parent = node.parent
+    if parent is None or text_of(node, src) == "_":
+        return None
+    return "constant" if parent.type == "const_spec" else "variable"
+
+
 def _go_name(node: Node, src: bytes) -> str | None:
+    if node.type == "identifier":  # a name of a const/var spec
+        return clean_name(text_of(node, src)) or None
     name = clean_name(text_of(node.child_by_field_name("name"), src))
     if not name:
         return None
@@ -59,14 +66,16 @@ GO = LangSpec(
         "method_declaration": "method",
         "type_spec": _go_type_kind,
         "type_alias": "type",
-        "const_spec": "constant",
-        "var_spec": "variable",
+        "identifier": _go_binding_kind,
     },
+    # Every name of a top-level ``const``/``var``, grouped (``var ( ... )``) or not,
+    # ``var a, b = 1, 2`` included; never one inside a function.
     patterns="""
-(source_file (const_declaration (const_spec) @def))
-(source_file (var_declaration (var_spec) @def))
+(source_file (const_declaration (const_spec name: (identifier) @def)))
+(source_file (var_declaration (var_spec name: (identifier) @def)))
+(source_file (var_declaration (var_spec_list (var_spec name: (identifier) @def))))
 """,
-    pattern_types=frozenset({"const_spec", "var_spec"}),
+    pattern_types=frozenset({"identifier"}),
     name=_go_name,
     comments=frozenset({"comment"}),
     wrappers=frozenset({"type_declaration"}),
@@ -118,6 +127,18 @@ RUST = LangSpec(
 
 # ---------------------------------------------------------------------------- Java
 
+
+def _java_field_kind(node: Node, src: bytes) -> str:
+    """A field's declarator: ``static final`` fields and interface constants are
+    constants, other fields variables."""
+    decl = node.parent
+    if decl is None or decl.type == "constant_declaration":
+        return "constant"
+    mods = next((c for c in decl.children if c.type == "modifiers"), None)
+    words = text_of(mods, src).split()
+    return "constant" if "static" in words and "final" in words else "variable"
+
+
 JAVA = LangSpec(
     grammar="java",
     defs={
@@ -129,127 +150,29 @@ JAVA = LangSpec(
         "method_declaration": "function",
         "constructor_declaration": "method",
         "compact_constructor_declaration": "method",
+        "variable_declarator": _java_field_kind,
     },
+    patterns="""
+(field_declaration declarator: (variable_declarator) @def)
+(constant_declaration declarator: (variable_declarator) @def)
+""",
+    pattern_types=frozenset({"variable_declarator"}),
     comments=frozenset({"line_comment", "block_comment"}),
 )
 
-# ------------------------------------------------------------------------ C / C++
-
-_C_NAME_LEAVES = frozenset(
-    {
-        "identifier",
-        "field_identifier",
-        "type_identifier",
-        "qualified_identifier",
-        "operator_name",
-        "destructor_name",
-        "template_function",
-        "primitive_type",
-    }
-)
-
-
-def _c_declarator_name(node: Node, src: bytes) -> str | None:
-    d: Node | None = node.child_by_field_name("declarator")
-    for _ in range(16):
-        if d is None:
-            return None
-        if d.type in _C_NAME_LEAVES:
-            return clean_name(text_of(d, src)) or None
-        nxt = d.child_by_field_name("declarator")
-        if nxt is None:
-            nxt = next(
-                (
-                    c
-                    for c in d.named_children
-                    if c.type.endswith("declarator") or c.type in _C_NAME_LEAVES
-                ),
-                None,
-            )
-        d = nxt
-    return None
-
-
-def _c_tag_name(node: Node, src: bytes) -> str | None:
-    """``struct S {}``; an anonymous one takes its typedef's name."""
-    name = node.child_by_field_name("name")
-    if name is not None:
-        return clean_name(text_of(name, src)) or None
-    parent = node.parent
-    if parent is not None and parent.type == "type_definition":
-        return _c_declarator_name(parent, src)
-    return None
-
-
-def _c_tag_kind(kind: str) -> Callable[[Node, bytes], str | None]:
-    """Only tags with a body define something (``struct S;`` does not)."""
-
-    def k(node: Node, src: bytes) -> str | None:
-        return kind if node.child_by_field_name("body") is not None else None
-
-    return k
-
-
-def _c_typedef_kind(node: Node, src: bytes) -> str | None:
-    t = node.child_by_field_name("type")
-    if t is not None and t.child_by_field_name("body") is not None:
-        return None  # the struct/enum itself is the definition
-    return "type"
-
-
-def _c_name(node: Node, src: bytes) -> str | None:
-    t = node.type
-    if t in ("struct_specifier", "union_specifier", "enum_specifier", "class_specifier"):
-        return _c_tag_name(node, src)
-    if t in ("function_definition", "type_definition"):
-        return _c_declarator_name(node, src)
-    return clean_name(text_of(node.child_by_field_name("name"), src)) or None
-
-
-_C_DEFS: dict[str, Kind] = {
-    "function_definition": "function",
-    "struct_specifier": _c_tag_kind("struct"),
-    "union_specifier": _c_tag_kind("union"),
-    "enum_specifier": _c_tag_kind("enum"),
-    "type_definition": _c_typedef_kind,
-    "preproc_def": "macro",
-    "preproc_function_def": "macro",
-}
-_C_TRANSPARENT = frozenset(
-    {"preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "linkage_specification"}
-)
-
-C = LangSpec(
-    grammar="c",
-    defs=_C_DEFS,
-    name=_c_name,
-    comments=frozenset({"comment"}),
-    wrappers=frozenset({"declaration", "type_definition"}),
-    transparent=_C_TRANSPARENT | {"declaration_list"},
-)
-
-_CPP_DEFS: dict[str, Kind] = {
-    **_C_DEFS,
-    "class_specifier": _c_tag_kind("class"),
-    "namespace_definition": "namespace",
-    "alias_declaration": "type",
-    "concept_definition": "type",
-}
-CPP = LangSpec(
-    grammar="cpp",
-    defs=_CPP_DEFS,
-    name=_c_name,
-    comments=frozenset({"comment"}),
-    wrappers=frozenset(
-        {"template_declaration", "declaration", "field_declaration", "type_definition"}
-    ),
-    transparent=_C_TRANSPARENT | {"declaration_list"},
-    scoped_methods=True,
-)
-#: CUDA is C++ with kernels: the same spec over the cuda grammar (derived, never copied).
-CUDA = replace(CPP, grammar="cuda")
-
 # ------------------------------------------------------------------------------ C#
+
+
+def _cs_field_kind(node: Node, src: bytes) -> str:
+    """A field's declarator: ``const`` and ``static readonly`` fields are constants."""
+    var = node.parent
+    field_decl = var.parent if var is not None else None
+    mods = field_decl.children if field_decl is not None else []
+    words = [text_of(c, src) for c in mods if c.type == "modifier"]
+    if "const" in words or ("static" in words and "readonly" in words):
+        return "constant"
+    return "variable"
+
 
 CSHARP = LangSpec(
     grammar="csharp",
@@ -270,7 +193,10 @@ CSHARP = LangSpec(
         "local_function_statement": "function",
         "namespace_declaration": "namespace",
         "file_scoped_namespace_declaration": "namespace",
+        "variable_declarator": _cs_field_kind,
     },
+    patterns="(field_declaration (variable_declaration (variable_declarator) @def))",
+    pattern_types=frozenset({"variable_declarator"}),
     name=by_type(
         {
             "indexer_declaration": lambda n, s: "this",
@@ -300,12 +226,24 @@ def _kotlin_class_kind(node: Node, src: bytes) -> str:
     return "class"
 
 
+def _kotlin_property_kind(node: Node, src: bytes) -> str:
+    """``const val`` (or an UPPER_CASE ``val``) is a constant, other properties variables."""
+    mods = next((c for c in node.named_children if c.type == "modifiers"), None)
+    if "const" in text_of(mods, src).split():
+        return "constant"
+    var = next((c for c in node.named_children if c.type == "variable_declaration"), None)
+    return by_case(text_of(var.named_children[0], src) if var and var.named_children else "")
+
+
 def _kotlin_name(node: Node, src: bytes) -> str | None:
     t = node.type
     if t == "companion_object":
         return first_child_name("type_identifier")(node, src) or "Companion"
     if t == "secondary_constructor":
         return "constructor"
+    if t == "property_declaration":  # ``val x = 1``; not ``val (a, b) = pair``
+        var = next((c for c in node.named_children if c.type == "variable_declaration"), None)
+        return first_child_name("simple_identifier")(var, src) if var is not None else None
     if t == "function_declaration":
         base = first_child_name("simple_identifier")(node, src)
         recv = node.child_by_field_name("receiver")
@@ -324,7 +262,14 @@ KOTLIN = LangSpec(
         "function_declaration": "function",
         "secondary_constructor": "method",
         "type_alias": "type",
+        "property_declaration": _kotlin_property_kind,
     },
+    # Top-level and class/object properties; never a local ``val`` in a function.
+    patterns="""
+(source_file (property_declaration) @def)
+(class_body (property_declaration) @def)
+""",
+    pattern_types=frozenset({"property_declaration"}),
     name=_kotlin_name,
     comments=frozenset({"line_comment", "multiline_comment"}),
     unqualified=frozenset({"companion_object"}),
@@ -346,6 +291,15 @@ def _swift_class_kind(node: Node, src: bytes) -> str:
     return _SWIFT_DECL_KINDS.get(k.type if k is not None else "", "class")
 
 
+def _swift_property_kind(node: Node, src: bytes) -> str | None:
+    """``let`` is a constant, ``var`` a variable; a destructuring pattern is none."""
+    pattern = node.child_by_field_name("name")
+    if pattern is None or pattern.child_by_field_name("bound_identifier") is None:
+        return None
+    binding = next((c for c in node.named_children if c.type == "value_binding_pattern"), None)
+    return "constant" if text_of(binding, src).startswith("let") else "variable"
+
+
 SWIFT = LangSpec(
     grammar="swift",
     defs={
@@ -357,9 +311,19 @@ SWIFT = LangSpec(
         "deinit_declaration": "method",
         "subscript_declaration": "method",
         "typealias_declaration": "type",
+        "property_declaration": _swift_property_kind,
     },
+    # Top-level and type-level properties (``static let shared``); not locals.
+    patterns="""
+(source_file (property_declaration) @def)
+(class_body (property_declaration) @def)
+""",
+    pattern_types=frozenset({"property_declaration"}),
     name=by_type(
         {
+            "property_declaration": lambda n, s: (
+                clean_name(text_of(n.child_by_field_name("name"), s)) or None
+            ),
             "init_declaration": lambda n, s: "init",
             "deinit_declaration": lambda n, s: "deinit",
             "subscript_declaration": lambda n, s: "subscript",
@@ -371,9 +335,33 @@ SWIFT = LangSpec(
 
 # --------------------------------------------------------------------------- Scala
 
+
+def _scala_binding_kind(node: Node, src: bytes) -> str | None:
+    """``val`` is a constant, ``var`` a variable; a tuple pattern is none."""
+    pattern = node.child_by_field_name("pattern")
+    if pattern is None or pattern.type != "identifier":
+        return None
+    return "constant" if node.type == "val_definition" else "variable"
+
+
 SCALA = LangSpec(
     grammar="scala",
+    # Top-level and class/object/trait-level ``val``/``var``; not locals in a block.
+    patterns="""
+(compilation_unit [(val_definition) (var_definition)] @def)
+(template_body [(val_definition) (var_definition)] @def)
+""",
+    pattern_types=frozenset({"val_definition", "var_definition"}),
+    name=by_type(
+        {
+            "val_definition": field_name("pattern"),
+            "var_definition": field_name("pattern"),
+        },
+        field_name(),
+    ),
     defs={
+        "val_definition": _scala_binding_kind,
+        "var_definition": _scala_binding_kind,
         "class_definition": "class",
         "object_definition": "object",
         "trait_definition": "trait",

@@ -10,25 +10,56 @@ from tree_sitter import Node
 from scrydb.chunk.specs.base import (
     Kind,
     LangSpec,
+    by_case,
     by_type,
     clean_name,
-    const_name,
     field_name,
+    own_text,
     text_of,
 )
 
 # --------------------------------------------------------------------------- Python
+
+
+def _py_binding_kind(node: Node, src: bytes) -> str | None:
+    """A module- or class-level assignment target: ``constant`` or ``variable`` by its
+    case; ``_`` and dunders (``__all__``, ``__slots__``: protocol, not names) are none."""
+    name = text_of(node, src)
+    if name == "_" or (name.startswith("__") and name.endswith("__")):
+        return None
+    return by_case(name)
+
+
+#: The targets of an assignment that bind names: ``x = ``, ``x: int = ``, ``x: int``,
+#: ``a, b = `` and ``(a, b) = `` (not ``obj.attr = `` or ``d[k] = ``).
+_PY_TARGETS = (
+    "[(identifier) @def (pattern_list (identifier) @def) (tuple_pattern (identifier) @def)]"
+)
+_PY_ASSIGN = f"(assignment left: {_PY_TARGETS})"
+#: Module-level assignments, also under a module-level ``if``/``try`` (``if
+#: TYPE_CHECKING:``, ``try: import x; HAS_X = True``), and class-level ones; never an
+#: assignment inside a function.
+_PY_PATTERNS = f"""
+(module {_PY_ASSIGN})
+(module (if_statement consequence: (block {_PY_ASSIGN})))
+(module (if_statement alternative: (elif_clause consequence: (block {_PY_ASSIGN}))))
+(module (if_statement alternative: (else_clause body: (block {_PY_ASSIGN}))))
+(module (try_statement body: (block {_PY_ASSIGN})))
+(module (try_statement (except_clause (block {_PY_ASSIGN}))))
+(module (try_statement (else_clause body: (block {_PY_ASSIGN}))))
+(class_definition body: (block {_PY_ASSIGN}))
+"""
 
 PYTHON = LangSpec(
     grammar="python",
     defs={
         "function_definition": "function",
         "class_definition": "class",
-        "assignment": "constant",
+        "identifier": _py_binding_kind,
     },
-    patterns="(module (assignment left: (identifier)) @def)",
-    pattern_types=frozenset({"assignment"}),
-    name=by_type({"assignment": const_name(field_name("left"))}, field_name()),
+    patterns=_PY_PATTERNS,
+    pattern_types=frozenset({"identifier"}),
+    name=by_type({"identifier": own_text}, field_name()),
     comments=frozenset({"comment"}),
     wrappers=frozenset({"decorated_definition"}),
 )
@@ -71,8 +102,10 @@ def _js_object_owner(node: Node, src: bytes) -> str:
 
 def _js_name(node: Node, src: bytes) -> str | None:
     t = node.type
-    if t == "variable_declarator" and _js_declarator_kind(node, src) == "constant":
-        return const_name(field_name())(node, src)
+    if t == "field_definition":  # JS class field: ``count = 0``, ``static #n = 1``
+        return clean_name(text_of(node.child_by_field_name("property"), src).lstrip("#")) or None
+    if t == "public_field_definition":  # TS class field
+        return clean_name(text_of(node.child_by_field_name("name"), src).lstrip("#")) or None
     if t == "assignment_expression":
         return _js_member_name(node.child_by_field_name("left"), src)
     if t == "pair":
@@ -94,29 +127,56 @@ _JS_FUNCTIONS = frozenset({"arrow_function", "function_expression", "generator_f
 
 
 def _js_declarator_kind(node: Node, src: bytes) -> str | None:
-    """``const f = () => {}`` is a function; a top-level ``const LIMIT = 3`` a constant."""
+    """``const f = () => {}`` is a function; a top-level ``const LIMIT = 3`` a constant
+    and ``let``/``var`` a variable (only top-level declarators reach here with another
+    value, see _JS_PATTERNS); a destructuring pattern is none."""
     value = node.child_by_field_name("value")
     if value is not None and value.type in _JS_FUNCTIONS:
         return "function"
     name = node.child_by_field_name("name")
-    if value is not None and name is not None and name.type == "identifier":
-        return "constant"  # only top-level declarations reach here, see _JS_PATTERNS
-    return None
+    if name is None or name.type != "identifier":
+        return None
+    decl = node.parent
+    keyword = decl.child(0) if decl is not None else None
+    return "constant" if keyword is not None and keyword.type == "const" else "variable"
 
 
-def _js_assignment_kind(node: Node, src: bytes) -> str:
+#: The export objects an assignment to a member of defines an exported value.
+_JS_EXPORTS = (b"exports.", b"module.exports.")
+
+
+def _js_assignment_kind(node: Node, src: bytes) -> str | None:
+    """``Foo.prototype.bar = function`` is a method, ``obj.run = () =>`` a function;
+    ``exports.limit = 3`` (top level, see _JS_PATTERNS) an exported variable."""
     left = node.child_by_field_name("left")
-    if left is not None and b".prototype." in src[left.start_byte : left.end_byte]:
+    right = node.child_by_field_name("right")
+    lhs = src[left.start_byte : left.end_byte] if left is not None else b""
+    if right is not None and right.type not in _JS_FUNCTIONS:
+        return "variable" if lhs.startswith(_JS_EXPORTS) else None
+    if b".prototype." in lhs:
         return "method"
     return "function"
 
 
+def _js_field_kind(node: Node, src: bytes) -> str:
+    """A class field: ``static MAX = 3`` a constant by its case, else a variable."""
+    name = node.child_by_field_name("property") or node.child_by_field_name("name")
+    return by_case(text_of(name, src).lstrip("#"))
+
+
 _JS_FUNC_VALUES = "[(arrow_function) (function_expression) (generator_function)]"
+#: Top-level declarations (``const``, ``let``, ``var``, plain or exported) and
+#: ``exports.x = ...``: module-level bindings; never one inside a function.
+_JS_DECLARATIONS = """[
+  (lexical_declaration (variable_declarator) @def)
+  (variable_declaration (variable_declarator) @def)
+]"""
 _JS_PATTERNS = f"""
 (variable_declarator value: {_JS_FUNC_VALUES}) @def
-(program (lexical_declaration "const" (variable_declarator) @def))
-(program (export_statement (lexical_declaration "const" (variable_declarator) @def)))
+(program {_JS_DECLARATIONS})
+(program (export_statement declaration: {_JS_DECLARATIONS}))
 (assignment_expression left: (member_expression) right: {_JS_FUNC_VALUES}) @def
+(program (expression_statement (assignment_expression left: (member_expression)) @def))
 (pair value: {_JS_FUNC_VALUES}) @def
 (export_statement value: [(function_expression) (arrow_function) (class)] @def)
 """
@@ -148,7 +208,7 @@ _JS_WRAPPERS = frozenset(
 
 JAVASCRIPT = LangSpec(
     grammar="javascript",
-    defs=_JS_DEFS,
+    defs={**_JS_DEFS, "field_definition": _js_field_kind},
     patterns=_JS_PATTERNS,
     pattern_types=_JS_PATTERN_TYPES,
     name=_js_name,
@@ -168,11 +228,13 @@ _TS_DEFS: dict[str, Kind] = {
     "function_signature": "function",
     "method_signature": "method",
     "abstract_method_signature": "method",
+    "public_field_definition": _js_field_kind,
 }
 TYPESCRIPT = LangSpec(
     grammar="typescript",
     defs=_TS_DEFS,
-    patterns=_JS_PATTERNS,
+    # ``declare const VERSION: string``: a module-level binding too.
+    patterns=_JS_PATTERNS + f"(program (ambient_declaration {_JS_DECLARATIONS}))\n",
     pattern_types=_JS_PATTERN_TYPES,
     name=_js_name,
     comments=frozenset({"comment"}),
@@ -191,11 +253,28 @@ RUBY = LangSpec(
         "singleton_method": "function",
         "class": "class",
         "module": "module",
+        "assignment": "constant",
     },
+    # ``VERSION = "1"`` in a file, module or class (Ruby refuses one inside a method).
+    patterns="(assignment left: (constant)) @def",
+    pattern_types=frozenset({"assignment"}),
+    name=by_type({"assignment": field_name("left")}, field_name()),
     comments=frozenset({"comment"}),
 )
 
 # ----------------------------------------------------------------------------- PHP
+
+
+def _php_name(node: Node, src: bytes) -> str | None:
+    t = node.type
+    if t == "const_element":  # ``const MAX = 3;`` (no name field)
+        first = next((c for c in node.named_children if c.type == "name"), None)
+        return clean_name(text_of(first, src)) or None
+    if t == "property_element":  # ``public $name;``: named without the ``$``
+        var = node.child_by_field_name("name")
+        return clean_name(text_of(var, src).lstrip("$")) or None
+    return clean_name(text_of(node.child_by_field_name("name"), src)) or None
+
 
 PHP = LangSpec(
     grammar="php",
@@ -207,7 +286,10 @@ PHP = LangSpec(
         "trait_declaration": "trait",
         "enum_declaration": "enum",
         "namespace_definition": "namespace",
+        "const_element": "constant",  # file-level or class ``const``
+        "property_element": "variable",  # class properties
     },
+    name=_php_name,
     comments=frozenset({"comment"}),
     prefixes=frozenset({"attribute_list"}),
     unqualified=frozenset({"namespace_definition"}),
@@ -215,9 +297,20 @@ PHP = LangSpec(
 
 # ---------------------------------------------------------------------------- Bash
 
+
+def _bash_assignment_kind(node: Node, src: bytes) -> str:
+    return by_case(text_of(node.child_by_field_name("name"), src))
+
+
 BASH = LangSpec(
     grammar="bash",
-    defs={"function_definition": "function"},
+    defs={"function_definition": "function", "variable_assignment": _bash_assignment_kind},
+    # ``NAME=value``, ``export NAME=value``, ``readonly NAME=value`` at the top level.
+    patterns="""
+(program (variable_assignment) @def)
+(program (declaration_command (variable_assignment) @def))
+""",
+    pattern_types=frozenset({"variable_assignment"}),
     comments=frozenset({"comment"}),
 )
 
