@@ -191,28 +191,21 @@ def index_throughput(
 
 
 def _pending_texts(ix: Index) -> list[str]:
-    """The texts a sync will embed: what ``EmbeddingPhase.embed_pending`` builds (bodies,
-    then headers, then windows of long chunks and comment views), read back and built again here."""
-    from scrydb.chunk.header import header
-    from scrydb.chunk.windows import view_texts
-    from scrydb.sync import embed_header
+    """The texts a sync will embed, in its order (bodies, then headers, then windows of long
+    chunks and comment views), each once per key: built by ``scrydb.sync.texts``, the
+    functions the index embeds with, under the repository name the index uses."""
+    from scrydb.paths import repo_name
+    from scrydb.sync.texts import BODY, HEAD, WINDOW, chunk_texts
 
-    cfg = ix.config.index
-    bodies: dict[str, str] = {}
-    heads: dict[str, str] = {}
-    windows: dict[str, str] = {}
-    for h, content, sym, kind, path in ix.store.rows(
-        "SELECT c.text_hash, c.content, c.symbol, c.kind, f.path FROM chunks c "
+    repo = repo_name(ix.root)
+    by_kind: dict[str, dict[str, str]] = {BODY: {}, HEAD: {}, WINDOW: {}}
+    for content, sym, kind, path in ix.store.rows(
+        "SELECT c.content, c.symbol, c.kind, f.path FROM chunks c "
         "JOIN files f ON f.id = c.file_id WHERE c.emb_id IS NULL ORDER BY c.id"
     ):
-        line = embed_header(ix.root.name, path, sym)
-        bodies.setdefault(h, line + content[: cfg.embed_max_chars])
-        hd = header(path, sym, kind, content) if cfg.header_vectors else None
-        if hd:
-            heads.setdefault(hd[0], hd[1])
-        for w in view_texts(content, cfg.window_vectors, cfg.comment_vectors).values():
-            windows.setdefault(w, line + w)
-    return [*bodies.values(), *heads.values(), *windows.values()]
+        for t in chunk_texts(repo, path, sym, kind, content, ix.config.index):
+            by_kind[t.kind].setdefault(t.key, t.text)
+    return [t for kind in (BODY, HEAD, WINDOW) for t in by_kind[kind].values()]
 
 
 def _hits(root: Path, db: Path, query: str) -> int:

@@ -28,13 +28,13 @@ REPO = Path(__file__).resolve().parent.parent
 
 def export_set(ix, root: Path, gs, config) -> tuple[dict, list[int]]:
     """(the set's record, the embedding id of each of its texts)."""
-    from scrydb.chunk.header import header_text
-    from scrydb.chunk.windows import view_texts
+    from scrydb.paths import repo_name
     from scrydb.search.query import dense_text
-    from scrydb.sync.base import embed_header
+    from scrydb.sync import texts as model_texts
 
     s = ix.store
-    cut = config.index.embed_max_chars
+    cfg = config.index
+    repo = repo_name(ix.root)  # the name the index embedded (sync/texts.py)
     texts: list[str] = []
     ids: list[int] = []
     number: dict[int, int] = {}
@@ -56,14 +56,14 @@ def export_set(ix, root: Path, gs, config) -> tuple[dict, list[int]]:
         "SELECT c.id, f.path, f.lang, c.start_line, c.end_line, c.kind, c.symbol, c.content, "
         "c.emb_id, c.head_emb_id FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY c.id"
     ):
-        lead = embed_header(root.name, path, sym)
-        bi = tid(eid, lead + content[:cut])
-        hi = tid(hid, header_text(path, sym, kind, content) or path)
-        wt = view_texts(content)  # windows and the comment view, as the index derived them
+        bi = tid(eid, model_texts.body_text(repo, path, sym, content, cfg.embed_max_chars))
+        hi = tid(hid, model_texts.head_text(path, sym, kind, content))
+        # windows and the comment view, as the index derived them
+        views = model_texts.view_texts_of(repo, path, sym, content, cfg)
         wl = [
-            tid(weid, lead + wt[seq])
+            tid(weid, views[seq])
             for seq, weid in wins.get(cid, [])
-            if weid is not None and seq in wt
+            if weid is not None and seq in views
         ]
         chunks.append([path, lang, a, b, bi, hi, wl])
     cases = []

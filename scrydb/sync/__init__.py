@@ -16,22 +16,19 @@
 
 from scrydb.sync.base import (
     EMBED_COMMIT,
-    EMBED_TEXT_VERSION,
     LEXICAL_BATCH_FILES,
     Progress,
     SyncReport,
-    decode,
     embed_config_json,
-    embed_header,
-    embed_recipe,
-    file_hash,
     file_stat,
     fingerprint,
-    read_file,
     text_hash,
 )
 from scrydb.sync.estimate import Estimate, estimate
+from scrydb.sync.read import decode, file_hash, read_file
 from scrydb.sync.syncer import Syncer
+from scrydb.sync.texts import EMBED_TEXT_VERSION
+from scrydb.sync.texts import recipe as embed_recipe
 
 __all__ = [
     "EMBED_COMMIT",
@@ -43,7 +40,6 @@ __all__ = [
     "Syncer",
     "decode",
     "embed_config_json",
-    "embed_header",
     "embed_recipe",
     "estimate",
     "file_hash",

@@ -1,9 +1,9 @@
-"""What every part of a sync shares: the constants, the report, the text and file helpers,
-the fingerprint, and :class:`Phase`, the state one sync's phases work on."""
+"""What every part of a sync shares: the constants, the report, the fingerprint, and
+:class:`Phase`, the state one sync's phases work on. What the model sees is built in
+``sync/texts.py``; a file is read and chunked in ``sync/read.py``."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections import Counter
@@ -13,8 +13,6 @@ from pathlib import Path
 
 from scrydb import tokens
 from scrydb.chunk import CHUNKER_VERSION, Chunk
-from scrydb.chunk.header import header_text
-from scrydb.chunk.windows import view_texts
 from scrydb.config import Config
 from scrydb.embed import Embedder
 from scrydb.paths import repo_name
@@ -26,7 +24,10 @@ from scrydb.store.keys import (  # noqa: F401 - the keying rule, re-exported for
     text_hash,
     window_hash,
 )
-from scrydb.walk import UTF16_BOMS, WalkedFile
+from scrydb.sync import texts
+from scrydb.sync.texts import BODY, HEAD, WINDOW  # noqa: F401 - re-exported for sync/
+from scrydb.sync.texts import recipe as embed_recipe
+from scrydb.walk import WalkedFile
 
 #: Files per lexical write transaction (also capped by LEXICAL_BATCH_BYTES).
 LEXICAL_BATCH_FILES = 256
@@ -36,9 +37,6 @@ EMBED_PAGE = 2048
 #: Texts per embedding transaction: about 3 s of MiniLM on 2 cores, so a killed run loses
 #: at most that much work, and a cancel request waits at most that long.
 EMBED_COMMIT = 64
-#: Bump when the text given to the embedder changes (``embed_header``, the cut): a new
-#: value re-embeds every chunk, like a new model.
-EMBED_TEXT_VERSION = "1"
 #: A sync that timed at least this many texts (after its first model call, which may
 #: load the model) records its rate (texts/s) for estimates.
 RATE_MIN_TEXTS = 32
@@ -131,63 +129,6 @@ class _Staged:
     hashes: list[str]
 
 
-def read_file(path: Path, size: int, limit: int) -> bytes:
-    """A file's bytes, at most ``limit + 1`` (more than ``limit`` means too large).
-
-    Unbuffered and sized by the stat the walk took, so reading a file allocates what it
-    holds plus one byte (a buffered ``read(limit + 1)`` allocates ``limit`` bytes for
-    every file, however small; ``tests/test_perf_gates.py`` holds this). A file that grew
-    since its stat is read on, up to the limit.
-    """
-    want = min(max(size, 0), limit) + 1
-    with open(path, "rb", buffering=0) as fh:
-        data = fh.read(want)
-        # A regular file returns less only at its end; all of it means it grew.
-        while len(data) == want and want <= limit:
-            more = fh.read(min(limit + 1 - len(data), max(len(data), 65536)))
-            if not more:
-                break
-            data += more
-            want = len(data)
-    return data
-
-
-def file_hash(data: bytes) -> str:
-    """blake2b-128 of a file's bytes (decides whether a touched file really changed)."""
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def decode(data: bytes) -> str:
-    """UTF-8 text of a file (BOM dropped, invalid bytes replaced, never an error); a file
-    that starts with a UTF-16 byte order mark is read as UTF-16."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    elif data.startswith(UTF16_BOMS):
-        return data.decode("utf-16", errors="replace").replace("\x00", "\ufffd")
-    return data.decode("utf-8", errors="replace")
-
-
-def embed_header(repo: str, path: str, symbol: str | None) -> str:
-    """The context line put before a chunk's text when it is embedded (not shown)."""
-    return f"{repo} > {path} > {symbol}\n" if symbol else f"{repo} > {path}\n"
-
-
-#: What a text sent to the model is: a chunk's body, its header, a window of a long chunk.
-BODY, HEAD, WINDOW = "body", "head", "window"
-
-
-def embed_recipe(config: Config) -> str:
-    """What, besides the model's id, decides a stored vector: the text recipe version,
-    the cut, a configured dimension and document prefix. Part of the fingerprint."""
-    recipe = f"{EMBED_TEXT_VERSION}:{config.index.embed_max_chars}"
-    if config.embed.dim:
-        recipe += f":d{config.embed.dim}"
-    if config.embed.document_prefix:
-        digest = hashlib.blake2b(config.embed.document_prefix.encode(), digest_size=4)
-        recipe += f":p{digest.hexdigest()}"
-    return recipe
-
-
 def fingerprint(config: Config, embedder_id: str | None) -> dict[str, str | None]:
     """What this scrydb would write: meta key -> value. A stored value that differs
     makes the next sync rebuild (chunker, tokenizer: re-chunk; embedder, embed_text:
@@ -259,22 +200,20 @@ class Phase:
         return self._embedder_factory()
 
     def body_text(self, path: str, symbol: str | None, content: str) -> str:
-        """What is embedded for a chunk's body: its context line, then its text (cut)."""
-        cut = self.config.index.embed_max_chars
-        return embed_header(self.repo_name, path, symbol) + content[:cut]
+        """What is embedded for a chunk's body (``texts.body_text`` for this tree)."""
+        return texts.body_text(
+            self.repo_name, path, symbol, content, self.config.index.embed_max_chars
+        )
 
     def window_text(self, path: str, symbol: str | None, content: str, seq: int) -> str:
-        """What is embedded for view ``seq`` of a chunk (a window, or its comments): its
-        context line, then the view's text ("" when the chunk has no such view any more)."""
-        cfg = self.config.index
-        text = view_texts(content, cfg.window_vectors, cfg.comment_vectors).get(seq)
-        return embed_header(self.repo_name, path, symbol) + text if text else ""
+        """What is embedded for view ``seq`` of a chunk ("" when it has no such view any
+        more; ``texts.view_text`` for this tree)."""
+        return texts.view_text(self.repo_name, path, symbol, content, seq, self.config.index)
 
     @staticmethod
     def head_text(path: str, symbol: str | None, kind: str, content: str) -> str:
-        """What is embedded for a chunk's header (a chunk with a head_hash has one; the
-        path stands in should the recipe have changed under a sync)."""
-        return header_text(path, symbol, kind, content) or path
+        """What is embedded for a chunk's header (``texts.head_text``)."""
+        return texts.head_text(path, symbol, kind, content)
 
     def count_reused(self, origin: int, n: int) -> None:
         """Add ``n`` texts whose vector came from ``origin`` (no model call) to the report."""

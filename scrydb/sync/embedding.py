@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from scrydb.chunk.header import HEADER_VERSION, header
-from scrydb.chunk.windows import view_texts, views_recipe
+from scrydb.chunk.header import HEADER_VERSION
+from scrydb.chunk.windows import views_recipe
 from scrydb.embed import Embedder
 from scrydb.store import embwrite
 from scrydb.sync.base import (
@@ -26,11 +26,10 @@ from scrydb.sync.base import (
     RATE_MIN_TEXTS,
     WINDOW,
     Phase,
-    head_hash,
-    window_hash,
 )
 from scrydb.sync.models import ModelSwitch
 from scrydb.sync.reuse import Reuse, SeedIndex, make_reuse
+from scrydb.sync.texts import head_key, view_key, views
 
 
 class EmbeddingPhase(Phase):
@@ -85,10 +84,10 @@ class EmbeddingPhase(Phase):
         for page in embwrite.chunk_pages(s, "no-head-hash", EMBED_PAGE):
             if self._cancelled():
                 break
-            rows = []
-            for cid, path, sym, kind, content, _h, _hh in page:
-                h = header(path, sym, kind, content) if on else None
-                rows.append((head_hash(h[0]) if h else "", cid))
+            rows = [
+                (head_key(path, sym, kind, content, on), cid)
+                for cid, path, sym, kind, content, _h, _hh in page
+            ]
             with s.transaction():
                 embwrite.set_heads(s, rows)
 
@@ -111,8 +110,8 @@ class EmbeddingPhase(Phase):
             rows: list[tuple[int, int, str]] = []
             counts: list[tuple[int, int]] = []
             for cid, _path, _sym, _kind, content, _h, _hh in page:
-                texts = view_texts(content, cfg.window_vectors, cfg.comment_vectors)
-                rows.extend((cid, seq, window_hash(t)) for seq, t in texts.items())
+                texts = views(content, cfg)
+                rows.extend((cid, seq, view_key(t)) for seq, t in texts.items())
                 counts.append((len(texts), cid))
             with s.transaction():
                 embwrite.set_views(s, rows, counts)

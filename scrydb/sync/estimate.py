@@ -6,13 +6,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from scrydb import langs
-from scrydb.chunk import chunk_file
 from scrydb.config import Config
 from scrydb.paths import repo_name
 from scrydb.store.vcache import VectorCache, text_key
-from scrydb.sync.base import ESTIMATE_SAMPLE, decode, embed_header, text_hash
-from scrydb.walk import classify_content, walk
+from scrydb.sync.base import ESTIMATE_SAMPLE, text_hash
+from scrydb.sync.read import read_and_chunk
+from scrydb.sync.texts import body_text
+from scrydb.walk import walk
 
 
 @dataclass
@@ -39,9 +39,10 @@ def estimate(
     rate_measured: bool,
     cache: VectorCache | None = None,
 ) -> Estimate:
-    """Walk ``root`` (stat only), read and chunk a sample of its files, and extrapolate;
-    with ``cache``, the sample's chunk texts are looked up there (another worktree or
-    clone of the repository has most of them)."""
+    """Walk ``root`` (stat only), read and chunk a sample of its files as the index does
+    (``read.read_and_chunk``: the same skip rules), and extrapolate; with ``cache``, the
+    sample's chunk texts are looked up there (another worktree or clone of the repository
+    has most of them)."""
     files = walk(root, config.index).files
     total = sum(f.size for f in files)
     step = max(1, len(files) // ESTIMATE_SAMPLE)
@@ -54,23 +55,16 @@ def estimate(
     name = repo_name(root)
     cut = config.index.embed_max_chars
     for f in sample:
-        try:
-            data = (root / f.path).read_bytes()[: config.index.max_file_bytes + 1]
-        except OSError:
-            continue
-        s_bytes += len(data)
-        if len(data) > config.index.max_file_bytes or classify_content(data):
-            continue
-        sample_chunks = chunk_file(f.path, decode(data), langs.detect(f.path, data[:256]))
-        s_chunks += len(sample_chunks)
-        for c in sample_chunks:
+        got = read_and_chunk(root, f, config.index)  # the index's read and skip rules
+        s_bytes += got.size
+        s_chunks += len(got.chunks)
+        for c in got.chunks:
             h = text_hash(c.content)
             if h not in hashes:
                 hashes.add(h)
                 s_texts += 1
                 if cache is not None:
-                    # (The text a sync embeds for a body: sync.base.Phase.body_text.)
-                    keys.append(text_key(embed_header(name, f.path, c.symbol) + c.content[:cut]))
+                    keys.append(text_key(body_text(name, f.path, c.symbol, c.content, cut)))
     cached = len(cache.get(keys)) / len(keys) if cache is not None and keys else 0.0
     elapsed = time.perf_counter() - t0
     scale = total / s_bytes if s_bytes else 0.0

@@ -9,8 +9,8 @@ import time
 from collections import Counter, defaultdict
 from typing import Any
 
-from scrydb import langs, tokens
-from scrydb.chunk import Chunk, chunk_file
+from scrydb import tokens
+from scrydb.chunk import Chunk
 from scrydb.chunk.entry import ENTRY_SHAPES
 from scrydb.store import lexwrite
 from scrydb.sync.base import (
@@ -18,12 +18,10 @@ from scrydb.sync.base import (
     LEXICAL_BATCH_FILES,
     Phase,
     _Staged,
-    decode,
-    file_hash,
-    read_file,
     text_hash,
 )
-from scrydb.walk import WalkedFile, classify_content, failure_reason
+from scrydb.sync.read import read_and_chunk
+from scrydb.walk import WalkedFile
 
 #: Paths of files whose parse fell back to windows, remembered for ``scry status``.
 MAX_FALLBACKS_KEPT = 1000
@@ -100,42 +98,31 @@ class LexicalPhase(Phase):
         touched: list[tuple[int, int, int]],
         skips: list[tuple[str, str, int, int]],
     ) -> _Staged | None:
-        try:
-            data = read_file(self.root / f.path, f.size, self.config.index.max_file_bytes)
-        except OSError as e:
+        got = read_and_chunk(self.root, f, self.config.index, old[3] if old else None)
+        if got.failed is not None:
             # Not kept in the skipped table: the next sync tries again (permissions fixed,
-            # the file back). FileNotFoundError: deleted since the walk saw it.
-            failed = failure_reason(e)
-            self.report.skipped[failed] += 1
-            self._read_failures[failed] += 1
+            # the file back).
+            self.report.skipped[got.failed] += 1
+            self._read_failures[got.failed] += 1
             return None
-        reason = (
-            "too-large"
-            if len(data) > self.config.index.max_file_bytes
-            else classify_content(data, self.config.index.skip_secrets)
-        )
-        if reason is not None:
-            self.report.skipped[reason] += 1
-            skips.append((f.path, reason, f.size, f.mtime_ns))
+        if got.skipped is not None:
+            self.report.skipped[got.skipped] += 1
+            skips.append((f.path, got.skipped, f.size, f.mtime_ns))
             if old is not None:  # indexed before (a key pasted in, now binary): drop it
                 self._dropped.append(old[0])
             return None
-        digest = file_hash(data)
-        if old is not None and old[3] == digest:
+        if got.unchanged:
+            assert old is not None
             touched.append((old[0], f.size, f.mtime_ns))
             self.report.files_unchanged += 1
             return None
-        text = decode(data)
-        lang = langs.detect(f.path, data[:256])
-        failed_parse: list[str] = []
-        chunks = chunk_file(f.path, text, lang, on_fallback=failed_parse.append)
-        if failed_parse:
+        if got.parse_failed:
             self.report.parse_fallbacks += 1
             self._fallbacks.add(f.path)
         else:
             self._fallbacks.discard(f.path)
-        n_lines = text.count("\n") + 1 if text else 0
-        return _Staged(f, lang, digest, n_lines, chunks, [text_hash(c.content) for c in chunks])
+        hashes = [text_hash(c.content) for c in got.chunks]
+        return _Staged(f, got.lang, got.digest, got.n_lines, got.chunks, hashes)
 
     def _commit_lexical(
         self,
