@@ -15,6 +15,7 @@ import anyio
 import pytest
 from anyio.from_thread import start_blocking_portal
 from conftest import run_scry
+from lock_tries import LockTries
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from sample_repo import write_repo
@@ -239,7 +240,8 @@ def test_paths_outside_the_index_are_refused(served: Served) -> None:
     # The symlinked secret was never indexed: no tool can find it either.
     assert served.text("locate", {"text": SECRET}).startswith("no matches")
     assert SECRET not in served.text("search", {"query": SECRET})
-    assert SECRET not in served.text("search", {"query": "secret", "path": "../outside"})
+    escaped = served.call("search", {"query": "secret", "path": "../outside"})
+    assert escaped.is_error and SECRET not in escaped.content[0].text  # a tool error, as read's
 
 
 @pytest.mark.slow
@@ -268,7 +270,8 @@ def test_watcher_picks_up_an_edit_and_a_new_file(served: Served) -> None:
 
 def test_cancelled_search_returns_promptly(tmp_path: Path) -> None:
     """A search that waits (here: for a first index another process holds up) reports
-    progress, stops at once when cancelled, and leaves the server answering."""
+    progress, returns as soon as it is cancelled (at its first progress report: the
+    cancellation, not the search, ended the call), and leaves the server answering."""
     repo = write_repo(tmp_path / "shop")
     db = tmp_path / "shop.db"
     holder = scrydb.open(repo, db=db)
@@ -283,21 +286,35 @@ def test_cancelled_search_returns_promptly(tmp_path: Path) -> None:
     )
     try:
         progress: list[tuple[float, str | None]] = []
+        answered: list[Any] = []
 
-        async def on_progress(p: float, total: float | None, message: str | None) -> None:
-            progress.append((p, message))
+        async def cancelled_search() -> bool:
+            """Whether the call ended by its cancellation (a hang check bounds it all)."""
+            reported = anyio.Event()
 
-        async def cancelled_search() -> float:
-            t0 = time.monotonic()
-            with anyio.move_on_after(2.5):
-                await srv.session.call_tool(
-                    "search", {"query": "UserRepository"}, progress_callback=on_progress
-                )
-                raise AssertionError("the search should still be waiting")
-            return time.monotonic() - t0
+            async def on_progress(p: float, total: float | None, message: str | None) -> None:
+                progress.append((p, message))
+                reported.set()
 
-        srv.portal.call(cancelled_search)
-        assert progress and "waiting for the first index" in (progress[-1][1] or ""), progress
+            async def search() -> None:
+                try:
+                    answered.append(
+                        await srv.session.call_tool(
+                            "search", {"query": "UserRepository"}, progress_callback=on_progress
+                        )
+                    )
+                finally:
+                    reported.set()  # (an answer without progress fails below, not by hanging)
+
+            with anyio.fail_after(LOCK_HELD_ANSWER_S):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(search)
+                    await reported.wait()
+                    tg.cancel_scope.cancel()
+            return tg.cancel_scope.cancelled_caught
+
+        assert srv.portal.call(cancelled_search) and not answered, answered
+        assert "waiting for the first index" in (progress[-1][1] or ""), progress
         # The lock is still held: status answers at all (it would wait for ever if it
         # waited for the lock), and the server works on after the cancellation.
         status = srv.within(LOCK_HELD_ANSWER_S, "status", {})
@@ -335,10 +352,14 @@ def test_serve_waits_for_a_writer_lock_held_mid_session(tmp_path: Path) -> None:
     try:
         holder.store.writer_lock()
         (srv.repo / "app/held.py").write_text("def written_while_held():\n    return 1\n")
-        srv.until(
-            "status", {}, lambda t: "waiting for another scry process" in t, "the waiting state"
-        )
-        time.sleep(2.5)  # several retries: still waiting, still answering, no error
+        with LockTries(db) as tries:
+            srv.until(
+                "status", {}, lambda t: "waiting for another scry process" in t, "the waiting state"
+            )
+            # several retries (each opens the lock file and finds it held): still waiting,
+            # still answering, no error
+            seen = tries.count
+            assert tries.wait_for(seen + 3, DEADLINE_S), f"no retries\n{srv.logs()}"
         # answers while the lock is held (a call that waited for it would never return)
         hit = srv.within(LOCK_HELD_ANSWER_S, "search", {"query": "RetryPolicy"})
         assert hit.startswith("app/retry.py:")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from lock_tries import LockTries
 from synth_repo import FakeEmbedder, function_text, module_path, write_synth
 
 import scrydb
@@ -63,6 +64,37 @@ class Running:
         self.watcher.stop()
         self.reader.close()
         assert not self.errors, self.errors
+
+
+class Counted:
+    """The names of the paths a ChangeWatcher counts as changes (a spy on its one rule,
+    ``relevant``), so that a test can show that nothing else counted: file events arrive
+    in order, so once a marker's event has counted, every earlier event was judged."""
+
+    def __init__(self, cw: ChangeWatcher) -> None:
+        self.names: list[str] = []
+        judge = cw.relevant
+
+        def relevant(path: str, is_dir: bool = False) -> bool:
+            ok = judge(path, is_dir)
+            if ok:
+                self.names.append(os.path.basename(path))
+            return ok
+
+        cw.relevant = relevant  # type: ignore[method-assign]
+
+
+def settle(r: Running, counted: Counted, name: str) -> int:
+    """Write the marker ``<name>.py`` and wait until a sync made it searchable: only the
+    marker may have counted since ``counted`` was last cleared (which it is now). The
+    number of events the marker counted."""
+    root = r.watcher.index.root  # type: ignore[union-attr]
+    (root / f"{name}.py").write_text(f"def {name}():\n    return 1\n")
+    assert wait_for(lambda: r.finds(f"def {name}("), EDIT_VISIBLE_S) is not None
+    assert set(counted.names) == {f"{name}.py"}, counted.names
+    n = len(counted.names)
+    counted.names.clear()
+    return n
 
 
 @pytest.fixture
@@ -148,16 +180,22 @@ def test_own_files_reads_and_ignored_paths_trigger_nothing(tmp_path: Path) -> No
     db = repo / "index.scry"  # the index inside the tree, as --db allows
     r = Running(repo, db)
     try:
-        assert r.watcher.changes is not None
-        time.sleep(1.5)  # the first sync's own reads and writes must not cause a second
-        assert r.watcher.syncs == 1 and r.watcher.changes.events == 0
+        cw = r.watcher.changes
+        assert cw is not None
+        counted = Counted(cw)
+        # The first sync's own reads and writes came before the marker: only it counted
+        # (events judged before the spy was in place are in cw.events).
+        n = settle(r, counted, "first_marker")
+        assert cw.events == n
+        events = cw.events
         for i in range(20):
             (repo / "node_modules" / "x" / f"f{i}.js").write_text("x")
             (repo / "out" / f"o{i}.py").write_text("x = 1\n")
             (repo / f"debug{i}.log").write_text("log")
         (repo / module_path(1)).read_text()  # reading is not a change
-        time.sleep(1.5)
-        assert r.watcher.syncs == 1 and r.watcher.changes.events == 0
+        # Neither they nor the first marker's sync (writing the index in the tree) counted.
+        n = settle(r, counted, "second_marker")
+        assert cw.events == events + n
         paths = {p for (p,) in r.reader.store.rows("SELECT path FROM files")}
         assert not any(p.startswith("index.scry") for p in paths)
         # An ignore-rule change counts: un-ignoring out/ indexes it.
@@ -335,12 +373,14 @@ def test_watcher_waits_for_a_writer_that_comes_mid_run(tmp_path: Path) -> None:
     holder = scrydb.open(repo, db=db)
     try:
         syncs = r.watcher.syncs
-        holder.store.writer_lock()  # a `scry index` starts
-        (repo / "held.py").write_text("def written_while_locked():\n    return 1\n")
-        assert wait_for(lambda: r.watcher.phase == "waiting", 5) is not None
-        time.sleep(2.5)  # several retries
+        with LockTries(db) as tries:
+            holder.store.writer_lock()  # a `scry index` starts
+            (repo / "held.py").write_text("def written_while_locked():\n    return 1\n")
+            assert wait_for(lambda: r.watcher.phase == "waiting", 5) is not None
+            seen = tries.count
+            assert tries.wait_for(seen + 3, EDIT_VISIBLE_S), "no retries"  # several retries
         assert r.watcher.phase == "waiting" and r.watcher.syncs == syncs
-        assert not r.watcher.wait_idle(0.2)  # a sync is owed
+        assert not r.watcher.wait_idle(0)  # a sync is owed
         assert not r.finds("written_while_locked")
         holder.store.release_writer_lock()
         assert wait_for(lambda: r.finds("written_while_locked"), 5) is not None
@@ -361,6 +401,8 @@ def test_watcher_reloads_a_changed_config(tmp_path: Path) -> None:
     warnings: list[str] = []
     r = Running(repo, db, warn=warnings.append)
     excluded = "SELECT count(*) FROM files WHERE path LIKE 'core/sub0/%'"
+    assert r.watcher.changes is not None
+    counted = Counted(r.watcher.changes)
     try:
         assert r.reader.store.scalar(excluded)
         (repo / ".scry.toml").write_text('[index]\nexclude = ["core/sub0/"]\n')
@@ -370,11 +412,9 @@ def test_watcher_reloads_a_changed_config(tmp_path: Path) -> None:
             "core/sub0/"
         ]
         assert any("configuration reloaded" in w for w in warnings), warnings
-        assert r.watcher.changes is not None
-        events = r.watcher.changes.events
+        counted.names.clear()  # (.scry.toml and its sync)
         (repo / "core" / "sub0" / "new.py").write_text("def excluded_now():\n    return 1\n")
-        time.sleep(1.0)
-        assert r.watcher.changes.events == events  # the new rule judges events too
+        settle(r, counted, "after_exclude")  # the new rule judges events too
         (repo / ".scry.toml").write_text("[index\n")  # broken: the old config stays
         assert wait_for(lambda: bool(r.errors), 5) is not None
         r.errors.clear()
