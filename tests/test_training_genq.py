@@ -4,6 +4,7 @@ file (export, then corpus: the questions back on their code). No model is loaded
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -39,9 +40,13 @@ def test_clean_drops_answers_naming_the_code_or_of_the_wrong_length() -> None:
 
 
 def test_pins_are_sha256_hex() -> None:
+    """Each pin has the form ``sha256_of`` answers (64 lower-case hex digits: a pin in
+    capitals, with a prefix or cut short could never match), one per file."""
     assert len(WHEEL_SHA256) == 6
-    for h in [GGUF_SHA256, *WHEEL_SHA256.values()]:
-        assert len(h) == 64 and int(h, 16) >= 0
+    pins = [GGUF_SHA256, *WHEEL_SHA256.values()]
+    for h in pins:
+        assert re.fullmatch(r"[0-9a-f]{64}", h), h
+    assert len(set(pins)) == len(pins)
 
 
 def _write(path, rows) -> None:
@@ -160,8 +165,10 @@ def test_committed_questions_are_well_formed_and_over_no_evaluation_corpus() -> 
     manifest = json.loads((REPO / "training/manifest.json").read_text())["packages"]
     registry = {p["name"]: p["registry"] for p in manifest}
     excl = Exclusions.load(REPO)
+    # the form of genq.code_key, which the corpus step compares them with
+    fingerprint = re.compile(f"[0-9a-f]{{{len(genq.code_key(CODE))}}}")
     for r in rows:
-        assert len(r["sha"]) == 16 and int(r["sha"], 16) >= 0
+        assert fingerprint.fullmatch(r["sha"]), r["sha"]
         assert 5 <= len(r["query"].split()) <= 30 and "\n" not in r["query"]  # the filter's
         assert r["package"] in registry, r["package"]
         assert excl.why(registry[r["package"]], r["package"]) is None, r["package"]
