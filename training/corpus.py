@@ -1,6 +1,6 @@
 """Build the (query, code) training corpus for the code-tuned embedder (issue 14, part 1).
 
-    python -m training corpus [--out /work/train-data] [--limit-packages N] [--jobs 2]
+    python -m training corpus --out DATA [--limit-packages N] [--jobs 2]   # or $SCRY_TRAIN_DATA
 
 One command: reads training/manifest.json, downloads each pinned package with its
 registry's own client (cached in OUT/cache; a sha256 mismatch is fatal), unpacks it into
@@ -41,6 +41,8 @@ import zipfile
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from training import add_data_option
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -1060,7 +1062,7 @@ def is_heldout(name: str, frac: float, seed: int) -> bool:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description="Build the (query, code) training corpus.")
-    ap.add_argument("--out", default="/work/train-data")
+    add_data_option(ap, "--out")
     ap.add_argument("--manifest", default=str(HERE / "manifest.json"))
     ap.add_argument("--limit-packages", type=int, default=0, help="first N packages (a quick try)")
     ap.add_argument("--cap", type=int, default=600, help="pairs per package at most")

@@ -1,6 +1,6 @@
 """Distil the teacher (all-mpnet-base-v2) into a MiniLM-L6 student of the shipped size (issue 30).
 
-    python -m training distill texts   --data /work/train-data --out D --pairs 12000
+    python -m training distill texts   --data DATA --out D --pairs 12000
     python -m training distill teacher --out D --budget-min 40      # resumable, in shards
     python -m training distill project --out D                       # 768 -> 384 basis
     python -m training distill train   --out D --budget-min 35       # resumable
@@ -37,6 +37,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from training import add_data_option
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -552,7 +554,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("texts")
-    p.add_argument("--data", default="/work/train-data")
+    add_data_option(p)
     p.add_argument("--out", required=True)
     p.add_argument("--pairs", type=int, default=12000)
     p.add_argument("--heldout", type=int, default=1000)

@@ -1,7 +1,7 @@
 """Export the golden sets' dense-leg inputs from built indexes, for scoring models offline
-(``training/dscore.py``, ``training/sweep.py``) without building an index per model.
+(``training/dscore.py``) without building an index per model.
 
-    python -m training export-eval --db-dir /work/evalrun/db --out DIR evals/*.toml [--vectors]
+    python -m training export-eval --db-dir EVAL_DBS --out DIR evals/*.toml [--vectors]
 
 Writes ``DIR/evaldata.json.gz``: per set, every distinct text the index embeds (chunk
 bodies, headers and windows, built by the same functions the indexer uses), the chunks

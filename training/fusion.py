@@ -1,10 +1,10 @@
 """Learned fusion (issue 14, part 4): synthetic queries, ranker features, a fitted linear model.
 
     # 1. synthetic queries over training packages (docstrings blanked out of the code)
-    python -m training fusion synth --data /work/train-data --out /work/fusion/synth
+    python -m training fusion synth --data DATA --out SYNTH
     # 2. the ranker's candidates and features, per query, with a chosen embedding model
-    python -m training fusion dump --model M --synth /work/fusion/synth --db-dir D --out synth.npz
-    python -m training fusion dump --model M --db-dir /work/evalrun/db-X --half dev \\
+    python -m training fusion dump --model M --synth SYNTH --db-dir D --out synth.npz
+    python -m training fusion dump --model M --db-dir EVAL_DBS --half dev \\
         --out dev.npz evals/*.toml
     # 3. fit on the synthetic queries, compare with the hand ranker on golden halves
     python -m training fusion fit --train synth.npz --check dev.npz --out scrydb/search/fusion.json
@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from training import add_data_option
 from training.train import delexicalise
 
 HERE = Path(__file__).resolve().parent
@@ -493,7 +494,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("synth")
-    s.add_argument("--data", default="/work/train-data")
+    add_data_option(s)
     s.add_argument("--out", required=True)
     s.add_argument("packages", nargs="*")
     d = sub.add_parser("dump")

