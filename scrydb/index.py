@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
@@ -21,7 +20,7 @@ from scrydb import status as status_mod
 from scrydb.config import Config, find_config
 from scrydb.embed import Embedder, embedder_id, make_embedder, recorded_embedder
 from scrydb.errors import IndexError_, ScryError
-from scrydb.paths import cache_dir, default_db_path, find_root, storable
+from scrydb.paths import default_db_path, find_root, storable
 from scrydb.results import READ_MAX_LINES, Match, ReadResult, Results
 from scrydb.search.engine import SearchEngine
 from scrydb.status import Status
@@ -36,13 +35,8 @@ from scrydb.sync import (
     SyncReport,
     estimate,
 )
+from scrydb.sync.rates import embed_rate, record_rate
 from scrydb.sync.reuse import SeedIndex, open_shared_cache
-
-#: Texts/s assumed for an embedder never measured here: the packaged MiniLM on 2 cores
-#: with 1,500-char chunks (DESIGN.md).
-DEFAULT_EMBED_RATE = 22.0
-#: Measured embedding rates per embedder id (JSON), in the cache directory.
-EMBED_RATES_FILE = "embed-rates.json"
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -59,39 +53,6 @@ def _file_errors(method: Callable[_P, _R]) -> Callable[_P, _R]:
             return method(*args, **kwargs)
 
     return wrapper
-
-
-def record_embed_rate(embedder: str, rate: float) -> None:
-    """Remember an embedder's measured rate (texts/s) for first-index estimates."""
-    path = cache_dir() / EMBED_RATES_FILE
-    try:
-        rates = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(rates, dict):
-            rates = {}
-    except (OSError, ValueError):
-        rates = {}
-    old = rates.get(embedder)
-    # Smooth: one slow run (a busy machine) must not halve the next estimate.
-    rates[embedder] = round(rate if not isinstance(old, int | float) else (old + rate) / 2, 2)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(rates, indent=1, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        pass  # an estimate is not worth an error
-
-
-def embed_rate(embedder: str) -> tuple[float, bool]:
-    """(texts/s, measured?) of an embedder: the rate measured here, else DEFAULT_EMBED_RATE."""
-    try:
-        rates = json.loads((cache_dir() / EMBED_RATES_FILE).read_text(encoding="utf-8"))
-        rate = rates.get(embedder) if isinstance(rates, dict) else None
-        if isinstance(rate, int | float) and rate > 0:
-            return float(rate), True
-    except (OSError, ValueError):
-        pass
-    return DEFAULT_EMBED_RATE, False
 
 
 class Index:
@@ -226,7 +187,7 @@ class Index:
         finally:
             self.store.release_writer_lock()
         if report.embed_rate:
-            record_embed_rate(self.embedder_id(), report.embed_rate)
+            record_rate(self.embedder_id(), report.embed_rate)
         reused = report.vectors_from_cache + report.vectors_from_seed
         if reused:
             rate, _measured = embed_rate(self.embedder_id())

@@ -190,7 +190,7 @@ def test_first_index_estimate_and_confirmation(tmp_path: Path) -> None:
     rc, out = _run_on_tty(["index"], repo, env, b"n\n")
     assert rc == 1 and "Continue?" in out
     assert "first index of" in out and "5 files" in out and "~9 chunks" in out
-    assert "chunks/s" in out and "lexical search ready in" in out
+    assert "texts/s" in out and "lexical search ready in" in out
     db = next((tmp_path / "cache").glob("*.db"))
     with scrydb.open(repo, db=db) as ix:
         assert ix.store.scalar("SELECT count(*) FROM files") == 0

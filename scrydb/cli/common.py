@@ -202,8 +202,9 @@ def confirm_first_index(ix: Any, ask: bool, embed: bool = True, full: bool = Fal
         local = ix.config.embed.provider == "local"
         load = MODEL_LOAD_SECONDS if local and est.cached < 1.0 else 0
         line += (
-            f", embeddings ~{present.duration(est.seconds_embed + load)} at {est.rate:.0f} chunks/s "
-            f"({how}{', with ~10s to load the model' if load else ''}"
+            f", embeddings ~{present.duration(est.seconds_embed + load)} "
+            f"(~{est.to_embed} texts at {est.rate:.0f} texts/s, "
+            f"{how}{', with ~10s to load the model' if load else ''}"
             + (
                 f"; {est.cached:.0%} of the texts are in the shared vector cache"
                 if est.cached

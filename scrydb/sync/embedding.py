@@ -166,10 +166,12 @@ class EmbeddingPhase(Phase):
         total = self._pending_texts()
         done = 0
         self.progress("embed", 0, total)
-        calls = rate_texts = 0
-        rate_s = 0.0
-        # The recorded rate is bodies per second of all embedding, headers and windows
-        # included: what an estimate of a first index (chunks / rate) needs.
+        # The recorded rate is texts (every kind) per second of the whole loop after the
+        # first model call (which may load the model): page reads, cache lookups and
+        # vector writes included, as an estimate (texts / rate) needs.
+        rate_texts = 0
+        rate_from: float | None = None  # when the first model call's vectors were stored
+        rate_to = 0.0
         for texts, kind in self._pending_pages():
             if self._cancelled():
                 break
@@ -195,19 +197,19 @@ class EmbeddingPhase(Phase):
                 if self._cancelled():
                     break
                 part = items[i : i + EMBED_COMMIT]
-                t0 = time.perf_counter()
                 vecs = emb.embed_documents([t for _, t in part])
-                if calls:  # the first call may include loading the model
-                    rate_texts += len(part) if kind == BODY else 0
-                    rate_s += time.perf_counter() - t0
-                calls += 1
                 self._store_vectors([h for h, _ in part], vecs)
                 reuse.give(part, vecs)
+                if rate_from is None:
+                    rate_from = time.perf_counter()
+                else:
+                    rate_texts += len(part)
+                    rate_to = time.perf_counter()
                 done += len(part)
                 self.count_embedded(kind, len(part))
                 self.progress("embed", done, max(total, done))
-        if rate_texts >= RATE_MIN_TEXTS and rate_s > 0:
-            self.report.embed_rate = rate_texts / rate_s
+        if rate_from is not None and rate_texts >= RATE_MIN_TEXTS and rate_to > rate_from:
+            self.report.embed_rate = rate_texts / (rate_to - rate_from)
 
     def _link(self, pairs: list[tuple[str, int]]) -> None:
         """Point the chunks waiting for these hashes at their vectors (in a transaction)."""
