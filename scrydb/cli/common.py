@@ -129,9 +129,15 @@ def db_root(db: Path) -> Path | None:
 
 @contextlib.contextmanager
 def progress_bar(enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]:
-    """A rich progress bar on stderr (only on a TTY)."""
-    if not enabled or not sys.stderr.isatty():
+    """A rich progress bar on stderr on a terminal; off one, a plain line every few
+    seconds (:mod:`scrydb.cli.progress`)."""
+    if not enabled:
         yield None
+        return
+    if not sys.stderr.isatty():
+        from scrydb.cli.progress import PlainProgress
+
+        yield PlainProgress()
         return
     from rich.console import Console
     from rich.progress import (
