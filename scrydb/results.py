@@ -28,7 +28,9 @@ class Hit:
     #: definitions names them all (``"ConsoleError, MarkupError"``), or the one of them
     #: that the query named
     symbol: str | None
-    score: float  #: fused score (only the order is meaningful)
+    #: fused score, in (0, 1] for the default learned fusion (the best hit of a list
+    #: scores 1); only the order is meaningful; ``--explain`` shows the same number
+    score: float
     snippet: str  #: the lines around the best-matching line (whole chunk when short)
     anchor_line: int  #: the best-matching line (1-based, inside the chunk)
     snippet_start: int  #: first line of the snippet
@@ -60,6 +62,11 @@ class Results(list[Hit]):
         self.weak: bool = False  #: the best match is poor: the answer may not be indexed
         self.suggestions: list[str] = []  #: existing identifiers close to the query terms
         self.legs: list[str] = []  #: legs that ran: lexical, dense, rerank
+        #: identifiers of the query that occur nowhere in the index (the hits are near
+        #: matches only; the CLI exits 1)
+        self.missing: list[str] = []
+        #: chunks still waiting for embeddings (found lexically only meanwhile)
+        self.pending: int = 0
         self.timings: dict[str, float] = {}
 
     def to_json(self) -> dict[str, Any]:
@@ -71,6 +78,7 @@ class Results(list[Hit]):
             "notes": self.notes,
             "weak": self.weak,
             "suggestions": self.suggestions,
+            "missing": self.missing,
             "legs": self.legs,
         }
 

@@ -102,6 +102,6 @@ def test_search_with_learned_fusion(indexed_sample: tuple[Path, Path], tmp_path:
     with scrydb.open(repo, db=db, config=cfg) as ix:
         hits = list(ix.search("UserRepository", k=5))
         assert hits[0].path == "app/users.py" and hits[0].start_line <= 13 <= hits[0].end_line
-        assert hits[0].score == 1000.0 and all(0.0 <= h.score <= 1000.0 for h in hits)
+        assert hits[0].score == 1.0 and all(0.0 <= h.score <= 1.0 for h in hits)
         q = "Seconds to sleep before the next attempt"
         assert any(h.path == "app/retry.py" for h in ix.search(q, k=3))

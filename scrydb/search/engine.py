@@ -14,17 +14,21 @@ from scrydb.config import Config
 from scrydb.embed import Embedder
 from scrydb.errors import ScryError
 from scrydb.results import Results
-from scrydb.search import fusion, rank, votes
+from scrydb.search import fusion, rank, votes, weak
 from scrydb.search.filters import Filter
 from scrydb.search.hits import make_hit
-from scrydb.search.query import STOP_WORDS, Query, analyse, clean_query, fts_match, fts_terms
+from scrydb.search.query import (
+    STOP_WORDS,
+    Query,
+    analyse,
+    clean_query,
+    cut_note,
+    fts_match,
+    fts_terms,
+)
 from scrydb.search.qvectors import QueryVectors
 from scrydb.store import Store, counts, legs
 from scrydb.store.vectors import VectorIndex
-
-#: A result list is "weak" when no hit has a lexical match of any content word and the
-#: best cosine is below this.
-WEAK_COSINE = 0.35
 
 MODES = ("fused", "lexical", "dense")
 #: Chunk ids per ``IN (...)`` when candidates are read back (well under SQLite's
@@ -62,12 +66,15 @@ class SearchEngine:
             raise ScryError(f"unknown search mode {mode!r} (one of {', '.join(MODES)})")
         if isinstance(k, bool) or int(k) < 1:
             raise ValueError(f"k must be at least 1, not {k!r}")
+        cut = cut_note(text)
         text = clean_query(text)
         k = min(int(k), 1000)
         t0 = time.perf_counter()
         q = analyse(text)
         res = Results()
         res.query, res.shape = text, q.shape
+        if cut:
+            res.notes.append(cut)
         filt = Filter(lang, path)
         if not _searchable(text):
             res.notes.append(
@@ -75,8 +82,7 @@ class SearchEngine:
                 "(only punctuation, query operators or symbols)"
             )
             return res
-        pool = rank.POOL_LOCATION if q.shape == "location" else rank.POOL
-        pool = max(pool, k * 3)
+        pool = rank.pool_size(q.shape, k)
         cands: dict[int, rank.Candidate] = {}
 
         terms = fts_terms(q)
@@ -101,7 +107,7 @@ class SearchEngine:
             votes.symbol_votes(self.store, q, expansions, filt, cands)
         if not cands:
             res.weak = True
-            res.suggestions = self.suggest(q)
+            res.suggestions = weak.suggest(self.store, q)
             res.timings = {"total": time.perf_counter() - t0}
             return res
         self._hydrate(cands)
@@ -137,7 +143,7 @@ class SearchEngine:
                     c.lang,
                     kind,
                     symbol,
-                    round(c.score * 1000, 4),
+                    round(c.score, rank.SCORE_DIGITS),
                     c.content,
                     c.chunk_id,
                     words=qwords,
@@ -147,9 +153,15 @@ class SearchEngine:
                 )
             )
         if mode == "fused":
-            res.weak = self._is_weak(chosen, q)
+            res.missing = weak.missing_identifiers(self.store, q)
+            if res.missing:
+                res.notes.append(
+                    f"{', '.join(res.missing)} occurs nowhere in the index: these hits only "
+                    "share parts of the name or its meaning"
+                )
+            res.weak = weak.is_weak(chosen, cands, lexical_ran=True, missing=res.missing)
             if res.weak:
-                res.suggestions = self.suggest(q)
+                res.suggestions = weak.suggest(self.store, q)
         res.timings = {
             "lexical": t_lex - t0,
             "dense": t_dense - t_lex,
@@ -175,16 +187,7 @@ class SearchEngine:
 
     def suggest(self, q: Query, limit: int = 5) -> list[str]:
         """Existing symbol names close to the query's words ("did you mean")."""
-        out: list[str] = []
-        for w in q.identifiers + [t for t in q.terms if len(t) >= 4]:
-            norm = tokens.normalise_name(w.split(".")[-1])
-            for name in votes.fuzzy_names(self.store, norm, max_dist=2):
-                row = legs.symbol_spelling(self.store, name)
-                if row and row not in out:
-                    out.append(row)
-            if len(out) >= limit:
-                break
-        return out[:limit]
+        return weak.suggest(self.store, q, limit)
 
     def _fuse(self, cands: dict[int, rank.Candidate], q: Query) -> None:
         """One score per candidate: the hand ranker or the learned one (``[search] fusion``)."""
@@ -211,6 +214,7 @@ class SearchEngine:
                 res.notes.append("lexical only: no embeddings yet (indexing adds them)")
             return None
         pending = counts.pending(s)
+        res.pending = pending
         if pending:
             total = counts.chunks(s)
             res.notes.append(
@@ -285,15 +289,6 @@ class SearchEngine:
                 c.mtime_ns = mtime_ns
         for cid in [cid for cid, c in cands.items() if not c.path]:
             del cands[cid]  # deleted by a concurrent sync between the legs and now
-
-    def _is_weak(self, chosen: list[rank.Candidate], q: Query) -> bool:
-        if not chosen:
-            return True
-        if any(c.votes.get("symbol") for c in chosen):
-            return False
-        best_cos = max((c.dense_score or 0.0) for c in chosen)
-        lexical = any(c.lex_rank is not None for c in chosen)
-        return not lexical and best_cos < WEAK_COSINE
 
 
 def _body_score(cos: dict[int, float], eid: int | None, hid: int | None) -> float | None:

@@ -111,6 +111,18 @@ def clean_query(text: object) -> str:
     return " ".join(kept.split())[:MAX_QUERY_CHARS]
 
 
+def cut_note(text: object) -> str | None:
+    """The note a search carries when :func:`clean_query` cuts its text (None when the
+    whole text is searched)."""
+    n = len(" ".join(str(text).split())) if text is not None else 0
+    if n <= MAX_QUERY_CHARS:
+        return None
+    return (
+        f"the query was cut to its first {MAX_QUERY_CHARS:,} of {n:,} characters: "
+        "the rest was not searched"
+    )
+
+
 def is_identifier_like(tok: str) -> bool:
     """A token that can only be code: inner capitals, ``_``, ``.``, ``::``, digits+letters."""
     if not tok:

@@ -55,6 +55,19 @@ def with_window(score: float | None, window: float) -> float:
 #: often a small registration or ``main`` chunk that ranks low on both legs).
 POOL = 100
 POOL_LOCATION = 200
+#: Up to this many hits the pool does not grow with ``k``, so the top hits do not depend
+#: on ``-n`` or the MCP ``limit`` (at most 50); beyond it the pool is 3k per leg.
+POOL_FIXED_K = 50
+
+
+def pool_size(shape: str, k: int) -> int:
+    """Candidates taken from each leg for a query of ``shape`` asking for ``k`` hits."""
+    pool = POOL_LOCATION if shape == "location" else POOL
+    return pool if k <= POOL_FIXED_K else max(pool, 3 * k)
+
+
+#: Decimal places of a hit's score (``Hit.score``, ``--explain``'s score: one scale).
+SCORE_DIGITS = 6
 
 #: BM25 column weights (symbol, file stem, directories, body). The symbol column holds
 #: a chunk's own definitions, so a match there says "this chunk defines it".
@@ -161,7 +174,7 @@ class Candidate:
             "cosine": None if self.dense_score is None else round(self.dense_score, 4),
             "votes": votes,
             "factors": {k: round(v, 3) for k, v in self.factors.items()},
-            "score": round(self.score, 6),
+            "score": round(self.score, SCORE_DIGITS),
         }
         if self.window is not None:
             out["cosine_from_window"] = self.window

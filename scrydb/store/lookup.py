@@ -52,6 +52,22 @@ def has_symbol_name(store: Store, norm: str) -> bool:
     return store.scalar("SELECT 1 FROM symbol_names WHERE name = ?", (norm,)) is not None
 
 
+def has_term(store: Store, term: str) -> bool:
+    """Whether any chunk's lexical columns (symbol, path, body) hold ``term`` as a token
+    (one word or whole identifier, quoted: no FTS5 syntax gets through)."""
+    t = term.strip()
+    if not t:
+        return False
+    try:
+        row = store.scalar(
+            "SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1",
+            ('"' + t.replace('"', '""') + '"',),
+        )
+    except apsw.SQLError:
+        return False
+    return row is not None
+
+
 def trigram_names(store: Store, match: str, limit: int) -> list[str]:
     """Symbol names sharing trigrams with an FTS5 ``match`` expression, best first; []
     when the expression is not valid FTS5."""
