@@ -20,7 +20,7 @@ from scrydb import status as status_mod
 from scrydb.config import Config, find_config
 from scrydb.embed import Embedder, embedder_id, make_embedder, recorded_embedder
 from scrydb.errors import IndexError_, ScryError
-from scrydb.paths import default_db_path, find_root, storable
+from scrydb.paths import default_db_path, filter_path, find_root, storable
 from scrydb.results import READ_MAX_LINES, Match, ReadResult, Results
 from scrydb.search.engine import SearchEngine
 from scrydb.status import Status
@@ -275,6 +275,7 @@ class Index:
         ``lexical`` or ``dense`` (one leg alone, for evaluation). ``rerank=False`` skips
         a configured reranker leg.
         """
+        path = filter_path(self.root, path)
         return self.engine.search(
             query, k=k, lang=lang, path=path, explain=explain, mode=mode, rerank=rerank
         )
@@ -332,6 +333,7 @@ class Index:
         """Exact literal matches of ``text`` in the indexed chunks, with line numbers."""
         from scrydb.search.locate import locate
 
+        path = filter_path(self.root, path)
         return locate(self.store, text, k=k, lang=lang, path=path, ignore_case=ignore_case)
 
     @_file_errors

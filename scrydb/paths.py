@@ -147,6 +147,14 @@ def repo_root(start: str | os.PathLike[str] | None = None) -> Path | None:
     return None
 
 
+def no_repository(where: Path, remedy: str) -> ScryError:
+    """The one refusal of a command that needs a repository (a search, ``scry serve``) run
+    outside any: ``remedy`` says how to go on from that command."""
+    return ScryError(
+        f"no repository here: {where} has no .git or .scry.toml above it and no index; {remedy}"
+    )
+
+
 def find_root(start: str | os.PathLike[str] | None = None) -> Path:
     """The repository root containing ``start`` (see :func:`repo_root`); else ``start``."""
     return repo_root(start) or _existing_dir(start)
@@ -160,12 +168,27 @@ def is_broad_root(path: Path) -> bool:
     return p == Path(p.anchor) or p == home or p in home.parents
 
 
-def scope_in(root: Path, path: str, cwd: Path | None = None) -> str:
+#: Why a path outside the repository is refused, by what the path was for: a search's
+#: PATH or ``--path`` narrows it; ``read``/``related`` serve only the repository's files.
+OUTSIDE_REASONS = {
+    "search": (
+        "a PATH narrows a search to a part of this repository (to search another tree, "
+        "cd there, or `scry index` it first)"
+    ),
+    "read": (
+        "only files of this repository are served from its index (to read another "
+        "tree's files, cd there, or `scry index` it first)"
+    ),
+}
+
+
+def scope_in(root: Path, path: str, cwd: Path | None = None, purpose: str = "search") -> str:
     """A user's PATH (a directory, file or glob; relative to ``cwd``, or absolute) as a
     path inside ``root``, relative to it in POSIX form ("" for the root itself).
 
-    One rule for a positional PATH and ``--path``: relative paths start at the current
-    directory, as in every shell tool. A path outside the repository is refused.
+    One rule for a positional PATH, ``--path`` and a file to read: relative paths start
+    at the current directory, as in every shell tool. A path outside the repository is
+    refused, with the reason for ``purpose`` (a key of :data:`OUTSIDE_REASONS`).
     """
     if not path:
         raise ScryError("empty path")
@@ -184,11 +207,25 @@ def scope_in(root: Path, path: str, cwd: Path | None = None) -> str:
         rel = full.relative_to(root.resolve())
     except ValueError:
         raise ScryError(
-            f"{path} is outside the repository {root}: a PATH narrows a search to a part of "
-            "this repository (to search another tree, cd there, or `scry index` it first)"
+            f"{path} is outside the repository {root}: {OUTSIDE_REASONS[purpose]}"
         ) from None
     s = rel.as_posix()
     return "" if s == "." else s
+
+
+def filter_path(root: Path, path: str | None) -> str | None:
+    """A search's or locate's ``path`` filter as the API and MCP take it: relative to the
+    repository root (``src/``, ``**/*.py``), or absolute inside the root (agents often pass
+    absolute paths). A path that leaves the root (``..``, ``/etc``) is an error, never a
+    silent empty result."""
+    if path is None or not isinstance(path, str) or not path.strip():
+        return path
+    p = path.strip()
+    if Path(p).expanduser().is_absolute():
+        return scope_in(root, p, cwd=root)
+    if any(part == ".." for part in re.split(r"[/\\]", p)):
+        raise ScryError(f"{path} is outside the repository {root}: {OUTSIDE_REASONS['search']}")
+    return path
 
 
 _TARGET = re.compile(r"^(?P<path>.+?):(?P<a>\d+)(?:-(?P<b>\d+))?$")

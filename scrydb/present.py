@@ -7,6 +7,7 @@ never with ``NO_COLOR``.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -125,12 +126,23 @@ def fit_budget(res: Results, budget: int, render: Any = None) -> Results:
             return res
     while len(res) > 1 and estimate_tokens(render(res)) > budget:
         res.pop()
+    if estimate_tokens(render(res)) > budget:  # one hit left: its best line alone
+        for h in res:
+            _shrink(h, 0, floor=1)
+        need = estimate_tokens(render(res))
+        if need > budget:
+            res.notes.append(
+                f"--budget {budget} is below the smallest answer (one hit with its best line, "
+                f"about {need} tokens)"
+            )
     return res
 
 
-def _shrink(h: Hit, radius: int) -> None:
+def _shrink(h: Hit, radius: int, floor: int = MIN_SNIPPET_LINES) -> None:
+    """Cut ``h``'s snippet to ``radius`` lines either side of its anchor (never below
+    ``floor`` lines)."""
     lines = h.snippet.split("\n")
-    if len(lines) <= max(MIN_SNIPPET_LINES, 2 * radius + 1):
+    if len(lines) <= max(floor, 2 * radius + 1):
         return
     anchor = h.anchor_line - h.snippet_start
     lo = max(0, anchor - radius)
@@ -147,6 +159,14 @@ def format_read(r: ReadResult, numbers: bool = True) -> str:
     width = len(str(r.end_line))
     return "\n".join(
         f"{r.start_line + i:>{width}}  {line}".rstrip() for i, line in enumerate(r.text.split("\n"))
+    )
+
+
+def read_more(r: ReadResult) -> str:
+    """What to run for the lines after a capped ``scry read``."""
+    return (
+        f"capped at {READ_MAX_LINES} lines: `scry read {r.path}:{r.end_line + 1}-"
+        f"{r.end_line + READ_MAX_LINES}` for the next ones"
     )
 
 
@@ -231,17 +251,24 @@ def fit_tool_hits(res: Results, limit: int) -> Results:
 
 
 def _notes(res: Results, embedding: bool) -> list[str]:
+    """The notes of a tool answer; ``embedding``: the server is computing embeddings now
+    (said only when some chunks of this answer wait for them)."""
     lines = format_notes(res)
-    if embedding and res.notes:  # the server computes embeddings itself
-        lines.append("note: scry serve is computing embeddings now")
+    if embedding and res.pending:
+        lines.append("note: scry serve is computing those embeddings now")
     return lines
 
 
+def json_text(obj: Any) -> str:
+    """The ``--json`` text of any answer (what ``--budget`` counts for JSON)."""
+    return json.dumps(obj, indent=2, ensure_ascii=False)
+
+
 def format_search(
-    res: Results, limit: int, extra_notes: list[str] | None = None, embedding: bool = True
+    res: Results, limit: int, extra_notes: list[str] | None = None, embedding: bool = False
 ) -> str:
     """The ``search`` / ``related`` answer: hits fitted to the budget, then notes
-    (``embedding``: the server computes missing embeddings itself)."""
+    (``embedding``: the server is computing missing embeddings now)."""
     fit_tool_hits(res, limit)
     parts = [format_tool_hits(res)] if res else []
     notes = [*(extra_notes or []), *_notes(res, embedding)]

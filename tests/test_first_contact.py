@@ -426,7 +426,8 @@ def test_index_summary_adds_up(tmp_path: Path) -> None:
 
     skipped = json.loads(st.stdout)["skipped"]
     assert skipped["binary"] == ["app/blob.py"] and skipped["lock-file"] == ["package-lock.json"]
-    # Run again with nothing to do: a one-word "query" that ran the command says how to
-    # search for the word instead.
+    # Run again with nothing to do: it says so, and no search hint (issue 42 row 8: the
+    # user typed the command `scry index`, not a query).
     again = run_scry("index", "--no-embed", cwd=repo, env=_env(tmp_path))
-    assert again.returncode == 0 and "`scry search index`" in again.stderr
+    assert again.returncode == 0 and "nothing changed" in again.stderr
+    assert "scry search" not in again.stderr

@@ -104,6 +104,9 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:  # click's form of Ctrl-C (and of a declined prompt)
         click.echo("scry: interrupted (the index keeps everything committed so far)", err=True)
         sys.exit(130)
+    except click.exceptions.NoArgsIsHelpError as e:  # bare ``scry``: the help, as --help
+        click.echo(e.ctx.get_help() if e.ctx is not None else e.format_message())
+        sys.exit(EXIT_ERROR)
     except click.UsageError as e:
         where = e.ctx.command_path if e.ctx is not None else "scry"
         click.echo(f"scry: error: {one_line(e.format_message())} (see `{where} --help`)", err=True)

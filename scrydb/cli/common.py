@@ -5,7 +5,6 @@ PATH), first-use indexing, progress bars and one-line errors."""
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -62,7 +61,7 @@ def open_index(
     search refuses rather than index an arbitrary directory (``scry index`` does that).
     """
     from scrydb.index import Index
-    from scrydb.paths import repo_root
+    from scrydb.paths import no_repository, repo_root
 
     if root is None and db and Path(db).is_file():
         owner = db_root(Path(db))
@@ -81,10 +80,7 @@ def open_index(
             found = repo_root(p if p.is_dir() else p.parent)
         if found is None:
             if not (db or os.environ.get("SCRY_DB")):
-                raise ScryError(
-                    f"no repository here: {Path.cwd()} has no .git or .scry.toml above it and "
-                    "no index; run `scry index` to index this directory"
-                )
+                raise no_repository(Path.cwd(), "run `scry index` to index this directory")
             found = Path.cwd()
         r = found
     if near is not None:
@@ -173,7 +169,7 @@ def warn(msg: str) -> None:
 
 
 def emit_json(obj: Any) -> None:
-    click.echo(json.dumps(obj, indent=2, ensure_ascii=False))
+    click.echo(present.json_text(obj))
 
 
 def check_broad_root(root: Path, yes: bool) -> None:
@@ -316,7 +312,7 @@ def repo_path(ix: Any, path: str) -> str:
         raise ScryError("empty path: name a file, e.g. scry read src/app.py:10-40")
     p = Path(path)
     if (p if p.is_absolute() else Path.cwd() / p).exists():
-        return scope_in(ix.root, path)
+        return scope_in(ix.root, path, purpose="read")
     return path
 
 

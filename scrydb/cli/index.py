@@ -156,7 +156,6 @@ def index_cmd(
                 )
             if not rep.changed and path is None:
                 click.echo(
-                    "note: nothing changed (to search for the word 'index', run "
-                    "`scry search index`)",
+                    "note: nothing changed since the last index: it is up to date",
                     err=True,
                 )

@@ -110,7 +110,8 @@ def search_cmd(
             rerank=not no_rerank,
         )
         if budget:
-            present.fit_budget(res, budget)
+            render = (lambda r: present.json_text(r.to_json())) if as_json else None
+            present.fit_budget(res, budget, render=render)
         if as_json:
             emit_json(res.to_json())
         else:
@@ -120,7 +121,7 @@ def search_cmd(
                 )
             for line in present.format_notes(res):
                 click.echo(line, err=True)
-        if not res:
+        if not res or res.missing:  # nothing, or the name asked for exists nowhere
             raise SystemExit(EXIT_NO_RESULTS)
 
 
@@ -149,6 +150,8 @@ def read_cmd(
         emit_json(r.to_json())
     else:
         click.echo(present.format_read(r, numbers=not no_numbers))
+        if r.truncated:
+            click.echo(f"note: {present.read_more(r)}", err=True)
 
 
 @click.command("related")

@@ -21,7 +21,8 @@ from scrydb import firstuse
 from scrydb.config import CONFIG_NAME, Config
 from scrydb.embed import Embedder
 from scrydb.errors import EmbedderError, ScryError
-from scrydb.index import Index, find_root
+from scrydb.index import Index
+from scrydb.paths import no_repository, repo_root
 from scrydb.sync import SyncReport
 from scrydb.watch import Watcher, describe
 
@@ -162,7 +163,18 @@ class ScryService:
         watch: bool = True,
         warn: Callable[[str], None] | None = None,
     ) -> None:
-        root_path = find_root(None) if root is None else Path(root).expanduser()
+        if root is None:
+            # The rule a search follows: outside any repository, index nothing unasked.
+            found = repo_root(None)
+            if found is None and db is None:
+                raise no_repository(
+                    Path.cwd(),
+                    "start the server inside a repository, pass --root DIR, or run "
+                    "`scry index` here first",
+                )
+            root_path = found or Path.cwd()
+        else:
+            root_path = Path(root).expanduser()
         if not root_path.exists():
             raise ScryError(f"no such directory: {root}")
         if not root_path.is_dir():
@@ -319,6 +331,11 @@ class ScryService:
             if self._owner is cancel:
                 with contextlib.suppress(Exception):
                     self.reader.store.conn.interrupt()
+
+    def embedding_now(self) -> bool:
+        """Whether this server is computing (or about to compute) embeddings: a sync is
+        running with the model on."""
+        return self.embed and self.watcher.phase in ("starting", "lexical", "embedding")
 
     def describe(self) -> str:
         """What the background sync is doing, in a few words."""

@@ -102,7 +102,7 @@ def build_server(svc: ScryService) -> MCPServer:
             res = svc.with_reader(
                 cancel, lambda ix: ix.search(query, k=limit, lang=lang, path=path)
             )
-            return present.format_search(res, limit, notes, svc.embed)
+            return present.format_search(res, limit, notes, svc.embedding_now())
 
         return await svc.run(ctx, "search", work)
 
@@ -147,7 +147,7 @@ def build_server(svc: ScryService) -> MCPServer:
             if a is None:
                 raise ScryError(f"give a line: related(file={path!r}, line=N)")
             res = svc.with_reader(cancel, lambda ix: ix.related(path, a, limit))
-            return present.format_search(res, limit, embedding=svc.embed)
+            return present.format_search(res, limit, embedding=svc.embedding_now())
 
         return await svc.run(ctx, "related", work)
 
