@@ -1689,18 +1689,34 @@ def test_yaml_and_toml_sections() -> None:
     yaml = f"# CI\nname: ci\non:\n  push:\n    branches: [main]\n\njobs:\n{big}\n"
     chunks = chunk_file("ci.yml", yaml, "yaml")
     check_invariants(yaml, chunks)
-    assert chunks[0].symbol == "name" and chunks[0].start_line == 1
+    assert chunks[0].symbol.split(", ")[0] == "name" and chunks[0].start_line == 1
     assert all(c.kind == "block" for c in chunks)
-    assert any(c.symbol == "jobs" for c in chunks)
+    assert any("jobs" in c.symbol.split(", ") for c in chunks)
     assert all(len(c.content) <= asm.MAX_CHUNK_BYTES for c in chunks)
 
     toml = "[project]\nname = 'x'\n\n[tool.ruff]\nline-length = 100\n"
     toml += "".join(f"\n[[package]]\nname = 'p{i}'\nversion = '1.{i}'\n" for i in range(200))
     chunks = chunk_file("pyproject.toml", toml, "toml")
     check_invariants(toml, chunks)
-    assert chunks[0].symbol == "project"
-    assert all(c.symbol == "package" for c in chunks[1:])
+    assert chunks[0].symbol.split(", ")[:2] == ["project", "tool.ruff"]
+    assert all(c.symbol == "package" for c in chunks[1:])  # [[package]] named once
     assert all(len(c.content) <= asm.TARGET_CHUNK_BYTES for c in chunks)
+
+
+def test_grouped_toml_tables_are_named_by_each_table() -> None:
+    # Issue 42: a chunk of small tables was named by its first one (``project.urls``)
+    # while it carried the entry-point vote of ``[project.scripts]`` below it.
+    toml = (
+        '[project.urls]\nSource = "https://example.org/x"\n\n'
+        '[project.scripts]\nx = "x.cli:main"\n\n'
+        '[build-system]\nrequires = ["flit_core"]\n'
+    )
+    chunks = chunk_file("pyproject.toml", toml, "toml")
+    check_invariants(toml, chunks)
+    assert len(chunks) == 1
+    c = chunks[0]
+    assert c.symbol == "project.urls, project.scripts, build-system"
+    assert c.index_names()[:3] == ["project.urls", "project.scripts", "build-system"]
 
 
 def test_ini_sections_and_starlark_functions() -> None:
@@ -1709,7 +1725,7 @@ def test_ini_sections_and_starlark_functions() -> None:
     )
     chunks = chunk_file("setup.cfg", ini, "ini")
     check_invariants(ini, chunks)
-    assert chunks[0].symbol == "metadata"
+    assert chunks[0].symbol.split(", ")[0] == "metadata"
     assert all(c.symbol and c.symbol.startswith("section") for c in chunks[1:])
 
     build = 'load("@x//:defs.bzl", "lib")\n\ndef my_macro(name):\n    native.genrule(\n'

@@ -29,9 +29,24 @@ _YAML_KEY = re.compile(r"""([A-Za-z0-9_$"'][^:#]*?)[ \t]*:(?:[ \t]|$)""")
 
 def _to_chunks(lines: Lines, pieces: list[Piece], filler: str) -> list[Chunk]:
     return [
-        Chunk(p.start + 1, p.end + 1, p.kind, p.symbol, lines.content(p.start, p.end))
+        Chunk(
+            p.start + 1,
+            p.end + 1,
+            p.kind,
+            p.symbol,
+            lines.content(p.start, p.end),
+            peers=_peers(p.symbol),
+        )
         for p in assemble(lines, pieces, filler)
     ]
+
+
+def _peers(label: str | None) -> list[str]:
+    """The sections a grouped label names (``"project.urls, project.scripts"``), each
+    indexed as a symbol of its own; [] for a single name."""
+    if not label or ", " not in label:
+        return []
+    return [n for n in label.split(", ") if not n.startswith("+")]
 
 
 def _window_cands(lines: Lines, start: int, end: int) -> dict[int, float]:
@@ -87,18 +102,22 @@ def _sections(
         bounds.insert(0, (0, None))
     spans = [(row, nxt - 1, sym) for (row, sym), (nxt, _) in pairwise(bounds) if nxt > row]
     if group:
-        grouped: list[tuple[int, int, str | None]] = []
+        # (first row, last row, the names of the sections grouped, in order)
+        grouped: list[tuple[int, int, list[str]]] = []
         for row, end, sym in spans:
             if (
                 grouped
                 and lines.size(grouped[-1][0], end) <= asm.TARGET_CHUNK_BYTES
                 and end - grouped[-1][0] < WINDOW_LINES
             ):
-                first, _, first_sym = grouped[-1]
-                grouped[-1] = (first, end, first_sym if first_sym is not None else sym)
+                first, _, names = grouped[-1]
+                more = [sym] if sym is not None and sym not in names else []  # [[array]]
+                grouped[-1] = (first, end, [*names, *more])
             else:
-                grouped.append((row, end, sym))
-        spans = grouped
+                grouped.append((row, end, [sym] if sym is not None else []))
+        # A group is named by every table it holds (``project.urls, project.scripts``),
+        # as code peers are: the first name alone would carry the others' evidence.
+        spans = [(r, e, asm.label_text(ns) if ns else None) for r, e, ns in grouped]
     for row, end, sym in spans:
         pieces.extend(window_pieces(lines, row, end, kind, sym))
     return pieces
