@@ -380,6 +380,12 @@ def status_lines(st: Status, service: list[str] | None = None) -> list[str]:
             f"fallback  {len(st.parse_fallbacks)} files chunked as plain windows after a failed "
             "parse: " + ", ".join(show_name(p) for p in st.parse_fallbacks[:5])
         )
+    if st.codings:
+        lines.append(
+            f"encoding  {len(st.codings)} files not UTF-8, read in their declared coding or "
+            "a fallback: "
+            + ", ".join(f"{show_name(p)} ({c})" for p, c in list(st.codings.items())[:5])
+        )
     if st.langs:
         lines.append("languages " + ", ".join(f"{k} {v}" for k, v in list(st.langs.items())[:10]))
     if st.skipped:

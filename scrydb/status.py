@@ -83,6 +83,9 @@ class Status:
     reembed: dict[str, Any] | None = None
     #: files whose parse failed: chunked as plain windows (a grammar bug or a time-out)
     parse_fallbacks: list[str] = field(default_factory=list)
+    #: files not in UTF-8, read in their declared coding (a PEP 263 cookie, a UTF-16 byte
+    #: order mark) or a fallback (cp1252, then Latin-1): path -> coding
+    codings: dict[str, str] = field(default_factory=dict)
     #: a background indexer running now: {"pid", "started", "log", "root"}
     background: dict[str, Any] | None = None
     #: this model's shared vector cache: {"path", "vectors", "bytes", "bound_bytes"}
@@ -199,6 +202,7 @@ def _holdings(s: Store, root: Path, db_path: Path) -> Status:
     names = {None: "model", ORIGIN_CACHE: "cache", ORIGIN_SEED: "seed"}
     st.vector_origins = {names.get(o, "model"): n for o, n in counts.origins(s).items()}
     st.parse_fallbacks = json.loads(s.meta("parse_fallbacks") or "[]")
+    st.codings = json.loads(s.meta("codings") or "{}")
     moving = s.next_vectors_progress()
     if moving is not None:
         st.reembed = {"model": moving[0], "done": moving[1], "total": moving[2]}

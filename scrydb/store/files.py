@@ -52,6 +52,18 @@ def stats(store: Store) -> dict[str, tuple[int, int]]:
     return {p: (size, mt) for p, size, mt in store.rows("SELECT path, size, mtime_ns FROM files")}
 
 
+def paths_with_text(store: Store, text: str) -> set[str]:
+    """Indexed files with a chunk whose text contains ``text`` (a scan of every chunk)."""
+    return {
+        r[0]
+        for r in store.rows(
+            "SELECT DISTINCT f.path FROM files f JOIN chunks c ON c.file_id = f.id "
+            "WHERE instr(c.content, ?) > 0",
+            (text,),
+        )
+    }
+
+
 def states(store: Store) -> dict[str, tuple[int, int, int, str]]:
     """path -> (id, size, mtime_ns, content hash) of every indexed file (what a sync diffs)."""
     return {

@@ -13,6 +13,7 @@ from scrydb.errors import ScryError
 from scrydb.store import Store
 from scrydb.store import files as indexed_files
 from scrydb.sync.base import RACY_NS, SyncReport
+from scrydb.sync.read import DECODER_VERSION
 from scrydb.walk import WalkedFile, walk
 
 
@@ -38,6 +39,11 @@ def detect(
     report.skipped.update(result.skipped)
     report.files_seen = len(files)
     existing = indexed_files.states(store)
+    if existing and store.meta("decoder") != DECODER_VERSION:
+        # Text decoded by an older rule: files that held undecodable bytes are read again
+        # (a blank hash never matches their bytes).
+        for path in indexed_files.paths_with_text(store, "\ufffd") & existing.keys():
+            existing[path] = (*existing[path][:3], "")
     skipped_before = indexed_files.skipped(store)
     # "Racily clean" files (git's term): changed so shortly before the last sync's
     # scan that a second change within the file system's timestamp granularity
@@ -46,7 +52,7 @@ def detect(
     todo: list[WalkedFile] = []
     for f in files:
         old = existing.get(f.path)
-        if old is not None and old[1] == f.size and old[2] == f.mtime_ns:
+        if old is not None and old[1] == f.size and old[2] == f.mtime_ns and old[3]:
             if racy_after <= 0 or f.mtime_ns < racy_after:
                 report.files_unchanged += 1
                 continue

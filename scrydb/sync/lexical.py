@@ -12,7 +12,7 @@ from typing import Any
 from scrydb import tokens
 from scrydb.chunk import Chunk
 from scrydb.chunk.entry import ENTRY_SHAPES
-from scrydb.store import lexwrite
+from scrydb.store import Store, lexwrite
 from scrydb.sync.base import (
     LEXICAL_BATCH_BYTES,
     LEXICAL_BATCH_FILES,
@@ -23,8 +23,45 @@ from scrydb.sync.base import (
 from scrydb.sync.read import read_and_chunk
 from scrydb.walk import WalkedFile
 
-#: Paths of files whose parse fell back to windows, remembered for ``scry status``.
+#: Paths of files remembered for ``scry status`` per note (a failed parse, a coding other
+#: than UTF-8): a bound on the meta value, not on the files indexed.
 MAX_FALLBACKS_KEPT = 1000
+
+
+class PathNotes:
+    """Paths of indexed files with something to say in ``scry status``, kept in the meta
+    value ``key`` (at most MAX_FALLBACKS_KEPT): a JSON list of paths, or with
+    ``values`` a JSON object path -> value. A sync notes each file it reads, forgets the
+    deleted ones and saves once at the end of its lexical pass."""
+
+    def __init__(self, store: Store, key: str, *, values: bool) -> None:
+        self.store = store
+        self.key = key
+        self.values = values
+        raw = json.loads(store.meta(key) or ("{}" if values else "[]"))
+        self.notes: dict[str, str] = dict(raw) if values else dict.fromkeys(raw, "")
+        self._saved = dict(self.notes)
+
+    def note(self, path: str, value: str | None) -> None:
+        """Remember ``value`` for ``path`` (None: it has nothing to say any more)."""
+        if value is None:
+            self.notes.pop(path, None)
+        else:
+            self.notes[path] = value
+
+    def clear(self) -> None:
+        """Forget every path (the lexical index is rebuilt)."""
+        self.notes.clear()
+
+    def save(self) -> None:
+        """Write the notes to the meta table when they changed (own transaction)."""
+        if self.notes == self._saved:
+            return
+        kept = sorted(self.notes)[:MAX_FALLBACKS_KEPT]
+        value = {p: self.notes[p] for p in kept} if self.values else kept
+        with self.store.transaction():
+            self.store.set_meta(self.key, json.dumps(value))
+        self._saved = dict(self.notes)
 
 
 class LexicalPhase(Phase):
@@ -37,12 +74,14 @@ class LexicalPhase(Phase):
         self._read_failures: Counter[str] = Counter()  #: files the walk saw but none could read
         self._dropped: list[int] = []  #: ids of indexed files the next batch drops (now skipped)
         #: files chunked as windows because their parse failed (kept in meta, for status)
-        self._fallbacks: set[str] = set(json.loads(self.store.meta("parse_fallbacks") or "[]"))
-        self._fallbacks_before = set(self._fallbacks)
+        self._fallbacks = PathNotes(self.store, "parse_fallbacks", values=False)
+        #: files read in a coding other than UTF-8: path -> coding (the same)
+        self._codings = PathNotes(self.store, "codings", values=True)
 
     def clear(self) -> None:
         """Empty the lexical index (a rebuild; vectors stay for reuse)."""
         self._fallbacks.clear()
+        self._codings.clear()
         lexwrite.clear(self.store)
         self.store.bump("lex_epoch")
 
@@ -61,7 +100,8 @@ class LexicalPhase(Phase):
             with self.store.transaction():
                 for path, fid in deleted:
                     self._delete_file(fid)
-                    self._fallbacks.discard(path)
+                    self._fallbacks.note(path, None)
+                    self._codings.note(path, None)
                 lexwrite.forget_skips(self.store, stale_skips)
                 self.report.files_deleted = len(deleted)
                 self._flush_names()
@@ -84,11 +124,8 @@ class LexicalPhase(Phase):
                     break
             self.progress("chunk", i + 1, total)
         self._commit_lexical(batch, existing, touched, skips)
-        if self._fallbacks != self._fallbacks_before:
-            with self.store.transaction():
-                kept = sorted(self._fallbacks)[:MAX_FALLBACKS_KEPT]
-                self.store.set_meta("parse_fallbacks", json.dumps(kept))
-            self._fallbacks_before = set(self._fallbacks)
+        self._fallbacks.save()
+        self._codings.save()
         return complete
 
     def _read(
@@ -110,6 +147,8 @@ class LexicalPhase(Phase):
             skips.append((f.path, got.skipped, f.size, f.mtime_ns))
             if old is not None:  # indexed before (a key pasted in, now binary): drop it
                 self._dropped.append(old[0])
+                self._fallbacks.note(f.path, None)
+                self._codings.note(f.path, None)
             return None
         if got.unchanged:
             assert old is not None
@@ -118,9 +157,8 @@ class LexicalPhase(Phase):
             return None
         if got.parse_failed:
             self.report.parse_fallbacks += 1
-            self._fallbacks.add(f.path)
-        else:
-            self._fallbacks.discard(f.path)
+        self._fallbacks.note(f.path, "" if got.parse_failed else None)
+        self._codings.note(f.path, got.coding)
         hashes = [text_hash(c.content) for c in got.chunks]
         return _Staged(f, got.lang, got.digest, got.n_lines, got.chunks, hashes)
 

@@ -19,6 +19,7 @@ from scrydb.sync.changes import detect
 from scrydb.sync.embedding import EmbeddingPhase
 from scrydb.sync.lexical import LexicalPhase
 from scrydb.sync.models import ModelSwitch
+from scrydb.sync.read import DECODER_VERSION
 from scrydb.sync.reuse import SeedIndex
 
 
@@ -128,6 +129,8 @@ class Syncer:
                 self.store.set_meta("last_sync", str(time.time()))
                 self.store.set_meta("scan_ns", str(scan_ns))
                 self.store.set_meta("files_seen", str(self.report.files_seen))
+                if self.store.meta("decoder") != DECODER_VERSION:
+                    self.store.set_meta("decoder", DECODER_VERSION)
                 self.store.set_meta(
                     "skipped_walk", _counter_text(ch.walk_skipped + self.lexical._read_failures)
                 )
