@@ -533,3 +533,30 @@ def test_identifier_query_finds_a_module_level_assignment_first(tmp_path: Path) 
         top = hits[0]
         assert top["path"] == "src/flaskish/signals.py", (name, hits)
         assert lines[top["anchor_line"] - 1].startswith(f"{name} = "), (name, top)
+
+
+def test_class_fields_are_symbols_but_not_in_the_lexical_symbol_column() -> None:
+    # A class's fields are found by identifier queries through the symbol table, but
+    # the BM25 symbol column (weight 4) names what a chunk is about: fields there lifted
+    # class chunks over the function a question asked for (evals/RESULTS.md, 7 December).
+    src = textwrap.dedent(
+        '''\
+        TIMEOUT = 3
+
+
+        class RpcError(Exception):
+            """An error with a code."""
+
+            code = "INTERNAL"
+            cause = None
+
+            def describe(self):
+                return f"{self.code}: {self.cause}"
+        '''
+    )
+    chunks = chunk_file("errors.py", src, "python")
+    defs = {d.qualname for c in chunks for d in c.defs}
+    assert {"TIMEOUT", "RpcError.code", "RpcError.cause"} <= defs
+    names = [n for c in chunks for n in c.index_names()]
+    assert "TIMEOUT" in names and "RpcError" in names
+    assert "RpcError.code" not in names and "RpcError.cause" not in names

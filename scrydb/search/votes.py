@@ -10,6 +10,7 @@ from typing import Any
 from rapidfuzz.distance import Levenshtein
 
 from scrydb import tokens
+from scrydb.chunk.specs import SYMBOL_ONLY_KINDS
 from scrydb.config import Config
 from scrydb.search import rank
 from scrydb.search.filters import Filter
@@ -81,7 +82,7 @@ def symbol_votes(
             if w <= 0:
                 continue
             c = cands.setdefault(cid, rank.Candidate(cid))
-            if w > c.votes.get("symbol", 0.0) and kind not in ("constant", "variable"):
+            if w > c.votes.get("symbol", 0.0) and kind not in SYMBOL_ONLY_KINDS:
                 c.matched = (kind, qualname)  # hit kinds are chunk kinds
             c.votes["symbol"] = max(c.votes.get("symbol", 0.0), w)
             if q.shape == "identifier" and qual_ok:
