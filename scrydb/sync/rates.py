@@ -15,10 +15,11 @@ from pathlib import Path
 from scrydb.paths import cache_dir
 
 #: Texts/s (bodies, headers, windows and comment views together) assumed for an embedder
-#: never measured here: the packaged MiniLM on 2 cores, measured by ``scry index`` of
-#: scrydb's own source (headers are a tenth of a body's length, so a mixed text costs
-#: about half a body).
-DEFAULT_EMBED_RATE = 20.0
+#: never measured here: the packaged MiniLM on 2 cores, ``scry index`` of scrydb's own
+#: source (5,929 texts). Measured 7.3 texts/s on a shared machine (the process got 65% of
+#: the CPU; issue 42 saw 10.2), about 11 texts per CPU second, so about 20 on an idle
+#: one: a default between them keeps a first estimate within 2x of either.
+DEFAULT_EMBED_RATE = 12.0
 #: Measured rates per embedder id (JSON: id -> the last RATE_HISTORY rates, oldest first),
 #: in the cache directory. (A value that is not a list is from an older scrydb, which
 #: counted bodies only: ignored, then replaced.)
