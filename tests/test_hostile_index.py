@@ -25,9 +25,9 @@ from faults import immutable, read_only_view, small_fs
 from synth_repo import FakeEmbedder, assert_consistent, chunk_set, embedded_hashes, write_synth
 
 import scrydb
-from scrydb import store as store_mod
 from scrydb.errors import IndexError_, ScryError
 from scrydb.store import SCHEMA_VERSION, IndexWriteError
+from scrydb.store import db as store_db
 
 
 def tree_digest(root: Path) -> dict[str, str]:
@@ -228,12 +228,12 @@ def test_read_only_fallback_injected(
 ) -> None:
     """Where nothing can be mounted: SQLite opening a file read-only (what it does with
     a file it may not write) is simulated; the Index falls back the same way."""
-    real = store_mod._connection
+    real = store_db._connection
 
     def read_only(name: str, flags: int) -> apsw.Connection:
         return real(name, apsw.SQLITE_OPEN_READONLY | (flags & apsw.SQLITE_OPEN_URI))
 
-    monkeypatch.setattr(store_mod, "_connection", read_only)
+    monkeypatch.setattr(store_db, "_connection", read_only)
     with scrydb.open(built[0], db=copy) as ix:
         assert ix.store.readonly and "read-only" in (ix.store.write_denied or "")
         assert ix.search("handle_5", mode="lexical")[0].symbol == "handle_5"

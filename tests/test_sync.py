@@ -625,7 +625,7 @@ def test_parse_fallbacks_are_counted_and_shown(
 ) -> None:
     """A parse that fails falls back to windows, and says so in the report and status
     (not only in a DEBUG log); a later good parse clears it."""
-    from scrydb import chunk as chunk_mod
+    from scrydb.chunk import dispatch as chunk_mod
 
     root = write_synth(tmp_path / "r", 3, funcs=2)
     real = chunk_mod._dispatch

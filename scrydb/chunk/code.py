@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 from tree_sitter_language_pack import get_language, get_parser
 
-from scrydb.chunk import Chunk, SymbolDef
 from scrydb.chunk import assemble as asm
 from scrydb.chunk.assemble import Lines, Piece, assemble, pack
+from scrydb.chunk.records import Chunk, SymbolDef
 from scrydb.chunk.specs import CLASS_KINDS, CONTAINER_KINDS, SYMBOL_ONLY_KINDS, LangSpec
 
 #: Parsing gets this long, plus PARSE_SECONDS_PER_MB per megabyte, before it is

@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from itertools import pairwise
 
-from scrydb.chunk import Chunk
 from scrydb.chunk import assemble as asm
 from scrydb.chunk.assemble import Lines, Piece, assemble, pack
+from scrydb.chunk.records import Chunk
 
 WINDOW_LINES = 40
 WINDOW_MAX_LINES = 60

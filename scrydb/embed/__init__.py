@@ -1,5 +1,6 @@
-"""Embedders: one interface, a factory over one table of providers (:data:`PROVIDERS`),
-and implementations in their own modules.
+"""Embedders: one interface (``base.py``: :class:`Embedder`, :func:`normalise`), a factory
+over one table of providers (``providers.py``: :data:`PROVIDERS`), and implementations in
+their own modules. This face re-exports what callers outside ``embed/`` use.
 
 ``local.py``: a sentence-transformers model from a directory, one shipped inside scrydb
 (the default, ``scry-code-minilm``, code-tuned from MiniLM) or an installed model package
@@ -10,121 +11,23 @@ a numpy forward pass, so a search never imports torch.
 Nothing here imports torch: an implementation loads its model on first use.
 """
 
-from __future__ import annotations
+from scrydb.embed.base import Embedder, normalise
+from scrydb.embed.providers import (
+    PROVIDERS,
+    Provider,
+    embedder_id,
+    make_embedder,
+    provider,
+    recorded_embedder,
+)
 
-from abc import ABC, abstractmethod
-from collections.abc import Callable
-from typing import NamedTuple
-
-import numpy as np
-
-from scrydb.config import EmbedConfig
-from scrydb.errors import ScryError
-
-
-class Embedder(ABC):
-    """Turns texts into L2-normalised float32 vectors."""
-
-    #: Stable identity (provider, model, version): part of the index fingerprint.
-    id: str
-
-    @property
-    @abstractmethod
-    def dim(self) -> int:
-        """Vector dimension (may load the model)."""
-
-    @abstractmethod
-    def embed_documents(self, texts: list[str]) -> np.ndarray:
-        """Vectors of chunk texts, shape (len(texts), dim), float32, unit length."""
-
-    @abstractmethod
-    def embed_queries(self, texts: list[str]) -> np.ndarray:
-        """Vectors of search queries, shape (len(texts), dim), float32, unit length."""
-
-    def embed_query(self, text: str) -> np.ndarray:
-        """Vector of one query, shape (dim,)."""
-        return self.embed_queries([text])[0]
-
-    def close(self) -> None:  # noqa: B027 - optional hook
-        """Release resources (connections, thread pools)."""
-
-
-def normalise(vectors: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit length (zero rows stay zero), as float32."""
-    v = np.asarray(vectors, dtype=np.float32)
-    if v.ndim == 1:
-        v = v[None, :]
-    norms = np.linalg.norm(v, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return (v / norms).astype(np.float32, copy=False)
-
-
-class Provider(NamedTuple):
-    """One ``[embed] provider``: how its embedder is built, and the id it will have
-    (computed without building it: the index fingerprint is read before any model)."""
-
-    build: Callable[[EmbedConfig], Embedder]
-    make_id: Callable[[EmbedConfig], str]
-
-
-def _local() -> Provider:
-    from scrydb.embed.local import LocalEmbedder
-
-    return Provider(LocalEmbedder, LocalEmbedder.make_id)
-
-
-def _openai() -> Provider:
-    from scrydb.embed.http import HttpEmbedder
-
-    return Provider(HttpEmbedder, HttpEmbedder.make_id)
-
-
-#: The one place an ``[embed] provider`` name maps to its implementation, imported on
-#: first use (an endpoint never imports the local model's code). The names are
-#: ``config.CHOICES[("embed", "provider")]``; tests/test_config.py checks they agree.
-PROVIDERS: dict[str, Callable[[], Provider]] = {"local": _local, "openai": _openai}
-
-
-def provider(name: str) -> Provider:
-    """The :class:`Provider` of an ``[embed] provider`` name."""
-    load = PROVIDERS.get(name)
-    if load is None:
-        raise ScryError(
-            f"unknown [embed] provider {name!r} (one of {', '.join(sorted(PROVIDERS))})"
-        )
-    return load()
-
-
-def embedder_id(cfg: EmbedConfig) -> str:
-    """The id an embedder built from ``cfg`` will have, without loading anything."""
-    return provider(cfg.provider).make_id(cfg)
-
-
-def make_embedder(cfg: EmbedConfig) -> Embedder:
-    """Build the embedder a config asks for (nothing is loaded until it is used)."""
-    return provider(cfg.provider).build(cfg)
-
-
-def recorded_embedder(live_id: str, recorded_config: str | None, configured_id: str) -> Embedder:
-    """The embedder an index's vectors came from, rebuilt from the settings it recorded
-    (``embed_config``, JSON): searches use it while a re-embed for a newly configured model
-    (``configured_id``) is under way. A ScryError when the settings are missing or no
-    longer build the same model."""
-    import json
-
-    from scrydb.config import Config
-
-    try:
-        cfg = Config.from_dict({"embed": json.loads(recorded_config or "")}).embed
-    except (ValueError, ScryError):
-        raise ScryError(
-            f"the index's vectors come from {live_id}, not the configured {configured_id}, and "
-            "it did not record how to load that model: `scry index` finishes the re-embed"
-        ) from None
-    emb = make_embedder(cfg)
-    if emb.id != live_id:
-        raise ScryError(
-            f"the index's vectors come from {live_id}, which is no longer here ({emb.id}): "
-            "`scry index` finishes the re-embed"
-        )
-    return emb
+__all__ = [
+    "PROVIDERS",
+    "Embedder",
+    "Provider",
+    "embedder_id",
+    "make_embedder",
+    "normalise",
+    "provider",
+    "recorded_embedder",
+]

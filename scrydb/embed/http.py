@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from scrydb.config import EmbedConfig
-from scrydb.embed import Embedder, normalise
+from scrydb.embed.base import Embedder, normalise
 from scrydb.errors import EmbedderError, ScryError
 
 #: Exponential backoff between retries: BACKOFF_BASE * 2**attempt, at most BACKOFF_MAX s.

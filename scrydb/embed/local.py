@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 
 from scrydb.config import EmbedConfig
-from scrydb.embed import Embedder, normalise, parts
+from scrydb.embed import parts
+from scrydb.embed.base import Embedder, normalise
 from scrydb.embed.parts import PART_MODELS
 from scrydb.errors import EmbedderError
 

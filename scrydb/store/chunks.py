@@ -8,7 +8,7 @@ from scrydb.errors import ScryError
 from scrydb.results import ReadResult
 
 if TYPE_CHECKING:
-    from scrydb.store import Store
+    from scrydb.store.db import Store
 
 
 def of_file(store: Store, file_id: int) -> list[tuple[int, int, str, str | None, str]]:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from scrydb.chunk.windows import COMMENT_SEQ
 
 if TYPE_CHECKING:
-    from scrydb.store import Store
+    from scrydb.store.db import Store
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from scrydb.store import Store
+    from scrydb.store.db import Store
 
 
 def count(store: Store) -> int:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import apsw
 
 if TYPE_CHECKING:
-    from scrydb.store import Store
+    from scrydb.store.db import Store
 
 Where = tuple[str, Sequence[Any]]
 

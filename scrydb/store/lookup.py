@@ -17,7 +17,7 @@ import apsw
 import numpy as np
 
 if TYPE_CHECKING:
-    from scrydb.store import Store
+    from scrydb.store.db import Store
 
 Where = tuple[str, list[Any]]
 

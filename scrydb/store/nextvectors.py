@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from scrydb.store import Store
+    from scrydb.store.db import Store
 
 #: The texts without a vec_next vector, per kind of text: body, header, window.
 _MISSING = {

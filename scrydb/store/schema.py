@@ -1,6 +1,6 @@
 """The schema of an index file: its version, the migrations that keep a file's data across
-versions, and bringing a file opened by :class:`~scrydb.store.Store` to this version (or
-refusing it: another program's SQLite file, a newer scrydb's index, an old one opened
+versions, and bringing a file opened by :class:`~scrydb.store.db.Store` to this version
+(or refusing it: another program's SQLite file, a newer scrydb's index, an old one opened
 read-only)."""
 
 from __future__ import annotations
@@ -8,16 +8,15 @@ from __future__ import annotations
 import contextlib
 import importlib.metadata
 import time
+from contextlib import AbstractContextManager
 from importlib import resources
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Any, Protocol
 
 import apsw
 
 from scrydb.errors import IndexError_
 from scrydb.store import sqlitefile
-
-if TYPE_CHECKING:
-    from scrydb.store import Store
 
 #: Bump on any change to schema.sql; a file with a newer version is refused.
 SCHEMA_VERSION = 5
@@ -64,16 +63,33 @@ def schema_sql() -> str:
     return resources.files("scrydb").joinpath("schema.sql").read_text(encoding="utf-8")
 
 
-def init_when_free(store: Store, exists: bool) -> None:
-    """:func:`_check_and_init`, tried again while another process holds the file
-    (:func:`~scrydb.store.sqlitefile.retry_while_busy`: two first indexes starting
-    together would otherwise see "database is locked")."""
-    from scrydb.store import BUSY_TIMEOUT_MS
+class Opening(Protocol):
+    """What bringing a file to this version needs of the :class:`~scrydb.store.db.Store`
+    being opened (a type, not an import: ``db.py`` imports this module)."""
 
-    sqlitefile.retry_while_busy(lambda: _check_and_init(store, exists), BUSY_TIMEOUT_MS)
+    path: Path
+    conn: apsw.Connection
+    readonly: bool
+    migrated_from: int | None
+    rebuilt_from: int | None
+
+    def scalar(self, sql: str, params: tuple[Any, ...] = ()) -> Any: ...
+
+    def meta(self, key: str, default: str | None = None) -> str | None: ...
+
+    def set_meta(self, key: str, value: str) -> None: ...
+
+    def transaction(self) -> AbstractContextManager[None]: ...
 
 
-def _check_and_init(store: Store, exists: bool) -> None:
+def init_when_free(store: Opening, exists: bool, busy_timeout_ms: int) -> None:
+    """:func:`_check_and_init`, tried again for up to ``busy_timeout_ms`` while another
+    process holds the file (:func:`~scrydb.store.sqlitefile.retry_while_busy`: two first
+    indexes starting together would otherwise see "database is locked")."""
+    sqlitefile.retry_while_busy(lambda: _check_and_init(store, exists), busy_timeout_ms)
+
+
+def _check_and_init(store: Opening, exists: bool) -> None:
     conn = store.conn
     ident = sqlitefile.identity(conn)
     version = ident.user_version
@@ -118,7 +134,7 @@ def _check_and_init(store: Store, exists: bool) -> None:
             store.set_meta("created_at", str(time.time()))
 
 
-def _newer_message(store: Store, version: int) -> str:
+def _newer_message(store: Opening, version: int) -> str:
     try:
         writer = store.meta("scrydb_version")
     except apsw.Error:
@@ -131,7 +147,7 @@ def _newer_message(store: Store, version: int) -> str:
     )
 
 
-def _drop_all(store: Store) -> None:
+def _drop_all(store: Opening) -> None:
     names = [
         (t, n)
         for t, n in store.conn.execute(

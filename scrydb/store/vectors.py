@@ -28,7 +28,7 @@ from collections.abc import Iterable
 import apsw
 import numpy as np
 
-from scrydb.store import Store
+from scrydb.store.db import Store
 
 #: The coarse pass keeps at least this share of the candidate rows for the float rescore.
 #: On real MiniLM vectors with the golden sets' questions as queries, the sign bits
