@@ -19,12 +19,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scrydb.errors import ScryError
 from scrydb.paths import parse_target
 from scrydb.store import counts as store_counts
 from scrydb.store import files as indexed_files
+
+if TYPE_CHECKING:
+    from scrydb.index import Index
+    from scrydb.tokencount import GrepAgent
 
 #: Rank depth searched for a miss, to say how far off it was.
 MISS_DEPTH = 100
@@ -355,7 +359,7 @@ class Evaluator:
         }
         return report
 
-    def _run_case(self, ix: Any, case: Case, leg: str, grep: Any) -> CaseResult:
+    def _run_case(self, ix: Index, case: Case, leg: str, grep: GrepAgent | None) -> CaseResult:
         t = time.perf_counter()
         hits = ix.search(case.query, k=self.k, lang=case.lang, path=case.path_prefix, mode=leg)
         dt = time.perf_counter() - t
@@ -379,7 +383,7 @@ class Evaluator:
             res.tokens_grep = grep.tokens_until(case)
         return res
 
-    def _missing_targets(self, ix: Any, gs: GoldenSet) -> list[str]:
+    def _missing_targets(self, ix: Index, gs: GoldenSet) -> list[str]:
         warnings = []
         indexed = indexed_files.paths(ix.store)
         for c in gs.cases:

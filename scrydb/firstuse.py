@@ -21,9 +21,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from scrydb.store import Readiness
+
+if TYPE_CHECKING:
+    from scrydb.index import Index
 
 #: A search embeds chunks still without vectors itself when there are at most this many
 #: (an edit or two); more are left to ``scry index``, ``scry watch`` or the server.
@@ -50,9 +53,9 @@ class Plan:
 
 
 def plan(
-    ix: Any, *, embed: bool = True, no_sync: bool = False, allow_background: bool = True
+    ix: Index, *, embed: bool = True, no_sync: bool = False, allow_background: bool = True
 ) -> Plan:
-    """The plan for the open index ``ix`` (an :class:`scrydb.index.Index`).
+    """The plan for the open index ``ix``.
 
     ``embed=False``: the caller never loads the model (``scry locate``, ``serve
     --no-embed``). ``allow_background``: the caller may leave embeddings to a detached

