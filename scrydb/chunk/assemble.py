@@ -315,7 +315,15 @@ def _merge_small(lines: Lines, ps: list[Piece]) -> list[Piece]:
     small piece with no neighbour it may join stands alone."""
     for p in ps:
         p.side = side(p)
-    # A: group adjacent filler with the same kind/symbol.
+    grouped = _group_filler(lines, ps)
+    for p in grouped:
+        p.small = p.end - p.start + 1 < MIN_CHUNK_LINES
+    return _join_small(lines, _merge_runs(lines, _join_touching(lines, grouped)))
+
+
+def _group_filler(lines: Lines, ps: list[Piece]) -> list[Piece]:
+    """Rule A: adjacent filler with the same kind/symbol groups up to
+    ``TARGET_CHUNK_BYTES``."""
     grouped: list[Piece] = []
     for p in ps:
         if grouped:
@@ -330,11 +338,12 @@ def _merge_small(lines: Lines, ps: list[Piece]) -> list[Piece]:
                 q.weight += p.weight
                 continue
         grouped.append(p)
-    for p in grouped:
-        p.small = p.end - p.start + 1 < MIN_CHUNK_LINES
+    return grouped
 
-    # B0: small filler that touches a neighbour joins it: a closing brace or ``end``
-    # the body above it, a header the first member below it.
+
+def _join_touching(lines: Lines, grouped: list[Piece]) -> list[Piece]:
+    """Rule B0: small filler that touches a neighbour joins it: a closing brace or
+    ``end`` the body above it, a header the first member below it."""
     tight: list[Piece] = []
     for i, p in enumerate(grouped):
         if p.small and not p.unit:
@@ -354,8 +363,11 @@ def _merge_small(lines: Lines, ps: list[Piece]) -> list[Piece]:
                 nxt.small = nxt.end - nxt.start + 1 < MIN_CHUNK_LINES
                 continue
         tight.append(p)
+    return tight
 
-    # B: runs of small pieces merge together.
+
+def _merge_runs(lines: Lines, tight: list[Piece]) -> list[Piece]:
+    """Rule B: runs of small pieces merge together up to ``TARGET_CHUNK_BYTES``."""
     runs: list[Piece] = []
     for p in tight:
         if runs:
@@ -369,8 +381,12 @@ def _merge_small(lines: Lines, ps: list[Piece]) -> list[Piece]:
                 _merge(q, p)
                 continue
         runs.append(p)
+    return runs
 
-    # C: a piece still under MIN_CHUNK_LINES joins its nearer neighbour.
+
+def _join_small(lines: Lines, runs: list[Piece]) -> list[Piece]:
+    """Rule C: a piece still under ``MIN_CHUNK_LINES`` lines joins the neighbour
+    :func:`_neighbour_rank` prefers; one with no neighbour it may join stands alone."""
     out: list[Piece] = []
     carry: Piece | None = None
     for i, p in enumerate(runs):
@@ -385,15 +401,7 @@ def _merge_small(lines: Lines, ps: list[Piece]) -> list[Piece]:
         if prev is None and nxt is None:
             out.append(p)
             continue
-
-        def key(q: Piece | None, p: Piece = p) -> tuple[int, int, int, int]:
-            if q is None:
-                return (9, 0, 0, 0)
-            over = lines.size(min(p.start, q.start), max(p.end, q.end)) > MAX_CHUNK_BYTES
-            gap = _gap(q, p) if q.start < p.start else _gap(p, q)
-            return (int(q.group != p.group), int(over), gap, q.end - q.start)
-
-        if key(prev) <= key(nxt):
+        if _neighbour_rank(lines, p, prev) <= _neighbour_rank(lines, p, nxt):
             assert prev is not None
             _merge(prev, p)
         else:
@@ -404,3 +412,14 @@ def _merge_small(lines: Lines, ps: list[Piece]) -> list[Piece]:
         else:
             out.append(carry)
     return out
+
+
+def _neighbour_rank(lines: Lines, p: Piece, q: Piece | None) -> tuple[int, int, int, int]:
+    """How much a small piece ``p`` would rather join ``q`` (lower is better): one in the
+    same container, then one that stays under ``MAX_CHUNK_BYTES``, then the nearer, then
+    the smaller; no neighbour (``None``) ranks last."""
+    if q is None:
+        return (9, 0, 0, 0)
+    over = lines.size(min(p.start, q.start), max(p.end, q.end)) > MAX_CHUNK_BYTES
+    gap = _gap(q, p) if q.start < p.start else _gap(p, q)
+    return (int(q.group != p.group), int(over), gap, q.end - q.start)
