@@ -7,7 +7,37 @@ from typing import Any
 
 from scrydb.chunk.windows import window_spans
 from scrydb.results import Hit
+from scrydb.search import rank
+from scrydb.search.query import Query
 from scrydb.search.snippet import best_line, make_snippet
+
+
+def hits_for(chosen: list[rank.Candidate], q: Query, explain: bool = False) -> list[Hit]:
+    """The hits of a search's chosen candidates, in order: each named by the peer the
+    query named when its chunk holds several, scored on one scale (rank.SCORE_DIGITS)."""
+    out = []
+    for c in chosen:
+        kind, symbol = c.kind, c.symbol
+        if c.matched is not None and symbol and ", " in symbol:
+            kind, symbol = c.matched  # the one of the chunk's peers the query named
+        out.append(
+            make_hit(
+                c.path,
+                c.start_line,
+                c.end_line,
+                c.lang,
+                kind,
+                symbol,
+                round(c.score, rank.SCORE_DIGITS),
+                c.content,
+                c.chunk_id,
+                words=set(q.hit_words),
+                names=set(q.named),
+                window=c.window,
+                explain=c.explain() if explain else None,
+            )
+        )
+    return out
 
 
 def make_hit(

@@ -84,6 +84,14 @@ class Query:
     #: phrased as a question ("how does ...", "...?"), not a statement of what the code
     #: does ("merge adjacent text nodes")
     interrogative: bool = False
+    #: FTS tokens for the lexical leg (:func:`fts_terms`), set by :func:`prepare`
+    lexical_terms: list[str] = field(default_factory=list)
+    #: lower-case query words and their identifier parts (snippets centre on them)
+    hit_words: frozenset[str] = frozenset()
+    #: the bare names the query's identifiers end in (``send`` of ``Client.send()``)
+    named: frozenset[str] = frozenset()
+    #: what the search should say about the text itself (it was cut)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def is_code_lookup(self) -> bool:
@@ -169,6 +177,22 @@ def analyse(text: str) -> Query:
         wants_docs=bool(_WANTS_DOCS.search(q)),
         interrogative=bool(_QUESTION_START.match(q)) or q.endswith("?"),
     )
+
+
+def prepare(text: object) -> Query:
+    """A search's text, analysed once into the one value every later stage reads: the
+    text cleaned (:func:`clean_query`, which may cut it: then a note says so), its shape
+    and terms (:func:`analyse`), the lexical leg's tokens, the words a snippet centres on
+    and the names the query gives."""
+    cut = cut_note(text)
+    q = analyse(clean_query(text))
+    if cut:
+        q.notes.append(cut)
+    q.lexical_terms = fts_terms(q)
+    words = {w.lower() for w in q.terms} | {p for w in q.terms for p in tokens.split_identifier(w)}
+    q.hit_words = frozenset(words - STOP_WORDS)
+    q.named = frozenset(i.split(".")[-1].split("::")[-1].strip("()") for i in q.identifiers)
+    return q
 
 
 def dense_text(text: str) -> str:

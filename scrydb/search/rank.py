@@ -272,32 +272,7 @@ def evidence(items: list[Candidate]) -> Evidence:
         dtype=np.float64,
     ).reshape(n, 6)
     bm25, cos, lex_rank, dense_rank, start, end = num.T
-    vrows: list[int] = []
-    vnames: list[str] = []
-    vvals: list[float] = []
-    frows: list[int] = []
-    fnames: list[str] = []
-    fvals: list[float] = []
-    for i, c in enumerate(items):
-        if c.votes:
-            for name, w in c.votes.items():
-                vrows.append(i)
-                vnames.append(name)
-                vvals.append(w)
-        if c.rank_votes:
-            for w, r in c.rank_votes.values():
-                vrows.append(i)
-                vnames.append(RANK_VOTE)
-                vvals.append(w * 2 / (1 + r))
-        if c.factors:
-            for name, f in c.factors.items():
-                frows.append(i)
-                fnames.append(name)
-                fvals.append(f)
-
-    unknown = (set(fnames) - FACTOR_NAMES) | (set(vnames) - VOTE_NAMES - {RANK_VOTE})
-    if unknown:  # a renamed or new factor must be named here (and in the learned features)
-        raise ValueError(f"unknown ranking evidence {sorted(unknown)}: add it to rank.py")
+    (vrows, vnames, vvals), (frows, fnames, fvals) = _votes_and_factors(items)
     raw = -bm25  # FTS5's bm25() is lower-is-better
     in_lex = ~np.isnan(raw)
     best_lex = float(raw[in_lex].max()) if in_lex.any() else 1.0
@@ -338,6 +313,30 @@ def evidence(items: list[Candidate]) -> Evidence:
         fnames,
         fvals,
     )
+
+
+_Rows = tuple[list[int], list[str], list[float]]
+
+
+def _votes_and_factors(items: list[Candidate]) -> tuple[_Rows, _Rows]:
+    """The pool's votes (a rank vote as the weight of an equal rank-1 vote) and factors,
+    one row each: (candidate rows, names, values). An unlisted name is an error."""
+    votes: _Rows = ([], [], [])
+    factors: _Rows = ([], [], [])
+    for i, c in enumerate(items):
+        named = [
+            *c.votes.items(),
+            *((RANK_VOTE, w * 2 / (1 + r)) for w, r in c.rank_votes.values()),
+        ]
+        for rows, pairs in ((votes, named), (factors, c.factors.items())):
+            for name, value in pairs:
+                rows[0].append(i)
+                rows[1].append(name)
+                rows[2].append(value)
+    unknown = (set(factors[1]) - FACTOR_NAMES) | (set(votes[1]) - VOTE_NAMES - {RANK_VOTE})
+    if unknown:  # a renamed or new factor must be named here (and in the learned features)
+        raise ValueError(f"unknown ranking evidence {sorted(unknown)}: add it to rank.py")
+    return votes, factors
 
 
 def hand_scores(ev: Evidence, dense_w: float, lex_w: float) -> np.ndarray:
