@@ -174,3 +174,24 @@ def test_help_has_examples() -> None:
     for cmd in ("index", "search", "status", "read", "related", "locate", "eval"):
         r = run_scry(cmd, "--help")
         assert r.returncode == 0 and "Example:" in r.stdout, cmd
+
+
+def test_shared_filter_options_keep_each_commands_limits(
+    cli_repo: tuple[Path, dict[str, str]],
+) -> None:
+    """search, locate and related declare -n/--lang/--path through cli/common's shared
+    options; each command keeps its own -n range and default."""
+    repo, env = cli_repo
+    for cmd, most in (("search", 1000), ("related", 100), ("locate", 10000)):
+        arg = "app/users.py:1" if cmd == "related" else "User"
+        r = run_scry(cmd, arg, "-n", str(most + 1), "--no-sync", cwd=repo, env=env)
+        assert r.returncode == 2 and f"1<=x<={most}" in r.stderr, (cmd, r.stderr)
+    full = run_scry("locate", "def ", "--no-sync", "--json", cwd=repo, env=env)
+    assert len(json.loads(full.stdout)["matches"]) <= 50  # locate's default limit
+    r = run_scry(
+        "locate", "def ", "--lang", "py", "--path", "app/", "--no-sync", "--json", cwd=repo, env=env
+    )
+    paths = {m["path"] for m in json.loads(r.stdout)["matches"]}
+    assert paths and all(p.startswith("app/") and p.endswith(".py") for p in paths), paths
+    r = run_scry("search", "user", "--lang", "py", "--path", "app/", "--json", cwd=repo, env=env)
+    assert all(h["path"].startswith("app/") for h in json.loads(r.stdout)["hits"])

@@ -47,6 +47,47 @@ def json_option(f: Callable[..., Any]) -> Callable[..., Any]:
     )
 
 
+def limit_option(
+    most: int, default: int | None, help: str
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``-n/--limit N`` (the ``limit`` parameter), from 1 to ``most``; each command keeps
+    its own range, default (shown when there is one) and help."""
+    return click.option(
+        "-n",
+        "--limit",
+        "limit",
+        type=click.IntRange(1, most),
+        default=default,
+        show_default=default is not None,
+        help=help,
+    )
+
+
+def lang_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--lang LANGS`` (the ``lang`` parameter): only these languages."""
+    return click.option(
+        "--lang", default=None, help="Only these languages, e.g. python or ts,tsx."
+    )(f)
+
+
+def path_filter_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--path PREFIX|GLOB`` (the ``path_filter`` parameter; a search's PATH argument is
+    ``path``): only paths under a prefix or matching a glob (:func:`search_scope`)."""
+    return click.option(
+        "--path",
+        "path_filter",
+        default=None,
+        help="Only paths under this prefix or matching this glob.",
+    )(f)
+
+
+def no_sync_option(
+    help: str = "Don't sync changed files first.",
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--no-sync`` (the ``no_sync`` parameter): answer from the index as it is."""
+    return click.option("--no-sync", is_flag=True, help=help)
+
+
 def open_index(
     root: str | None,
     db: str | None,

@@ -14,7 +14,11 @@ from scrydb.cli.common import (
     db_option,
     emit_json,
     json_option,
+    lang_option,
+    limit_option,
+    no_sync_option,
     open_index,
+    path_filter_option,
     repo_path,
     search_scope,
 )
@@ -24,21 +28,9 @@ from scrydb.errors import ScryError
 @click.command("search")
 @click.argument("query")
 @click.argument("path", required=False)
-@click.option(
-    "-n",
-    "--limit",
-    "limit",
-    type=click.IntRange(1, 1000),
-    default=None,
-    help="Number of hits (default 10).",
-)
-@click.option("--lang", default=None, help="Only these languages, e.g. python or ts,tsx.")
-@click.option(
-    "--path",
-    "path_filter",
-    default=None,
-    help="Only paths under this prefix or matching this glob.",
-)
+@limit_option(1000, None, "Number of hits (default 10).")
+@lang_option
+@path_filter_option
 @click.option(
     "--explain", is_flag=True, help="Show each hit's lexical/dense ranks, votes and factors."
 )
@@ -48,7 +40,7 @@ from scrydb.errors import ScryError
     default=None,
     help="Fit the output into about N tokens.",
 )
-@click.option("--no-sync", is_flag=True, help="Don't sync changed files before searching.")
+@no_sync_option("Don't sync changed files before searching.")
 @click.option(
     "--mode",
     type=click.Choice(["fused", "lexical", "dense"]),
@@ -128,7 +120,7 @@ def search_cmd(
 @click.command("read")
 @click.argument("target")
 @click.option("--no-numbers", is_flag=True, help="Plain text, no line numbers.")
-@click.option("--no-sync", is_flag=True, help="Don't sync changed files first.")
+@no_sync_option()
 @json_option
 @db_option
 def read_cmd(
@@ -156,16 +148,8 @@ def read_cmd(
 
 @click.command("related")
 @click.argument("target")
-@click.option(
-    "-n",
-    "--limit",
-    "limit",
-    type=click.IntRange(1, 100),
-    default=10,
-    show_default=True,
-    help="Number of related chunks.",
-)
-@click.option("--no-sync", is_flag=True, help="Don't sync changed files first.")
+@limit_option(100, 10, "Number of related chunks.")
+@no_sync_option()
 @json_option
 @db_option
 def related_cmd(
@@ -199,23 +183,10 @@ def related_cmd(
 @click.command("locate")
 @click.argument("text")
 @click.option("-i", "--ignore-case", is_flag=True, help="Match regardless of case.")
-@click.option(
-    "-n",
-    "--limit",
-    "limit",
-    type=click.IntRange(1, 10000),
-    default=50,
-    show_default=True,
-    help="Most matches listed.",
-)
-@click.option("--lang", default=None, help="Only these languages, e.g. python or ts,tsx.")
-@click.option(
-    "--path",
-    "path_filter",
-    default=None,
-    help="Only paths under this prefix or matching this glob.",
-)
-@click.option("--no-sync", is_flag=True, help="Don't sync changed files first.")
+@limit_option(10000, 50, "Most matches listed.")
+@lang_option
+@path_filter_option
+@no_sync_option()
 @json_option
 @db_option
 def locate_cmd(
