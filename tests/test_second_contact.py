@@ -268,3 +268,41 @@ def test_python_api_refuses_escaping_filters(tmp_path: Path) -> None:
 
 if sys.platform == "win32":  # pragma: no cover
     pytestmark = pytest.mark.skip("POSIX paths")
+
+
+# -- row 2: a definition appended after a class is its own chunk, and its rare words win ----
+
+
+def test_a_function_appended_after_a_class_is_found_by_its_rare_words(tmp_path: Path) -> None:
+    repo = write_repo(tmp_path / "shop")
+    (repo / ".git").mkdir(exist_ok=True)
+    methods = "".join(
+        f"    def step_{i}(self, value):\n"
+        f'        """Step {i} of the pipeline."""\n'
+        f"        return value * {i} + self.offset\n\n"
+        for i in range(40)
+    )
+    helpers = repo / "app" / "helpers.py"
+    helpers.write_text(
+        "class Pipeline:\n"
+        '    """Runs the steps in order."""\n\n'
+        "    offset = 1\n\n"
+        f"{methods}\n\n"
+        "def compute_quokka_backoff(attempt):\n"
+        '    """Seconds a marsupial waits before hopping again."""\n'
+        "    return min(30, 2 ** attempt)\n"
+    )
+    wf = repo / ".github" / "workflows"
+    wf.mkdir(parents=True)
+    for name in ("lock", "tests", "publish"):
+        (wf / f"{name}.yaml").write_text(
+            f"name: {name}\non:\n  push:\n    branches: [main]\njobs:\n  run:\n"
+            "    runs-on: ubuntu-latest\n    steps:\n      - run: echo waits before retrying again\n"
+        )
+    env = _env(tmp_path)
+    assert run_scry("index", cwd=repo, env=env).returncode == 0
+    r = run_scry("search", "marsupial waits before hopping again", "--json", cwd=repo, env=env)
+    out = json.loads(r.stdout)
+    first = out["hits"][0]
+    assert (first["path"], first["symbol"]) == ("app/helpers.py", "compute_quokka_backoff")
+    assert out["weak"] is False
