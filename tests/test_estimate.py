@@ -113,6 +113,15 @@ def test_one_slow_run_does_not_move_the_rate() -> None:
     assert typical_rate([]) is None and typical_rate([3.0, 30.0, 4.0]) == 4.0
 
 
+def test_a_first_measured_run_is_one_sample_beside_the_default() -> None:
+    """One or two measured runs count with the default as one more sample: a first run
+    on a busy machine does not become the machine's rate."""
+    d = DEFAULT_EMBED_RATE
+    assert typical_rate([d / 4]) == pytest.approx((d / 4 + d) / 2)
+    assert typical_rate([d / 4, d * 2]) == d
+    assert typical_rate([d / 4, d * 2, d * 3]) == d * 2  # enough of its own: no default
+
+
 def test_a_rate_from_an_older_scrydb_is_not_used() -> None:
     """An older scrydb stored one number of bodies/s: another unit, so it is ignored (the
     default is said to be a default) and replaced by the next measured rate."""
@@ -120,8 +129,8 @@ def test_a_rate_from_an_older_scrydb_is_not_used() -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"m:1": 55.0}), encoding="utf-8")
     assert embed_rate("m:1") == (DEFAULT_EMBED_RATE, False)
-    record_rate("m:1", 12.0)
-    assert embed_rate("m:1") == (12.0, True)
+    record_rate("m:1", 30.0)
+    assert embed_rate("m:1") == ((30.0 + DEFAULT_EMBED_RATE) / 2, True)
 
 
 def test_a_sync_records_a_rate_of_every_kind_of_text(tmp_path: Path) -> None:

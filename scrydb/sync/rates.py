@@ -1,9 +1,11 @@
 """How fast this machine embeds, per embedder: the rates (texts/s, every kind of text)
 measured by recent syncs, kept in the cache directory, and the one an estimate uses.
 
-One run on a busy machine can be several times slower than the next, so an estimate
-uses the median of the last RATE_HISTORY measured rates: one slow (or fast) run moves
-it by at most one place in the order."""
+One run on a busy machine can be several times slower than the next (scrydb's own
+source: 7.3 texts/s, then 18.7 on the same machine a few minutes later), so an estimate
+uses the median of the last RATE_HISTORY measured rates, with the default as one more
+while there are few: one slow (or fast) run moves it by at most one place in the
+order."""
 
 from __future__ import annotations
 
@@ -26,6 +28,9 @@ DEFAULT_EMBED_RATE = 12.0
 EMBED_RATES_FILE = "embed-rates.json"
 #: Measured rates kept per embedder; the estimate takes their median.
 RATE_HISTORY = 7
+#: Until this many rates are measured, DEFAULT_EMBED_RATE counts as one more: a first run
+#: on a busy (or idle) machine is one sample, not the machine's rate.
+RATE_PRIOR_UNTIL = 3
 
 
 def rates_path() -> Path:
@@ -49,10 +54,15 @@ def _history(value: object) -> list[float]:
 
 
 def typical_rate(history: list[float]) -> float | None:
-    """The rate an estimate uses: the median of the last RATE_HISTORY measured rates
-    (None when there are none)."""
+    """The rate an estimate uses: the median of the last RATE_HISTORY measured rates,
+    DEFAULT_EMBED_RATE among them while there are fewer than RATE_PRIOR_UNTIL (None when
+    there are none)."""
     recent = history[-RATE_HISTORY:]
-    return statistics.median(recent) if recent else None
+    if not recent:
+        return None
+    if len(recent) < RATE_PRIOR_UNTIL:
+        recent = [*recent, DEFAULT_EMBED_RATE]
+    return statistics.median(recent)
 
 
 def record_rate(embedder: str, rate: float) -> None:
@@ -74,7 +84,7 @@ def record_rate(embedder: str, rate: float) -> None:
 
 def embed_rate(embedder: str) -> tuple[float, bool]:
     """(texts/s, measured?) of an embedder: the median of the rates measured here
-    (:func:`typical_rate`), else DEFAULT_EMBED_RATE."""
+    (:func:`typical_rate`), else DEFAULT_EMBED_RATE (not measured)."""
     rate = typical_rate(_history(_load().get(embedder)))
     if rate is not None:
         return rate, True
