@@ -23,6 +23,8 @@ LAZY_COMMANDS = {
     "serve": "scrydb.cli.serve:serve_cmd",
     "watch": "scrydb.cli.watch:watch_cmd",
     "check": "scrydb.cli.check:check_cmd",
+    "install": "scrydb.cli.install:install_cmd",
+    "uninstall": "scrydb.cli.install:uninstall_cmd",
 }
 #: Their one-line help for ``scry --help``, which must not import them (the MCP SDK alone
 #: takes over a second); a test keeps these equal to the commands' own.
@@ -30,6 +32,8 @@ LAZY_HELP = {
     "serve": "Serve one repository to coding agents over MCP (stdio).",
     "watch": "Keep the index fresh: sync about half a second after files change.",
     "check": "Check that the model, the configured endpoints and the index file work.",
+    "install": "Install scry into a coding agent: MCP server, usage instructions, hooks.",
+    "uninstall": "Remove what `scry install` added to a coding agent.",
 }
 
 
