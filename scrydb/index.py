@@ -18,7 +18,7 @@ from typing import ParamSpec, TypeVar
 
 from scrydb import status as status_mod
 from scrydb.config import Config, find_config
-from scrydb.embed import Embedder, embedder_id, make_embedder, recorded_embedder
+from scrydb.embed import Embedder, IndexEmbedders
 from scrydb.errors import IndexError_, ScryError
 from scrydb.paths import default_db_path, filter_path, find_root, storable
 from scrydb.results import READ_MAX_LINES, Match, ReadResult, Results
@@ -86,8 +86,7 @@ class Index:
             raise IndexError_(
                 f"index {self.db_path} belongs to {owner}, not {self.root}; pass another --db or rebuild it there"
             )
-        self._embedder = embedder
-        self._live_embedders: dict[str, Embedder] = {}
+        self._embedders = IndexEmbedders(self.config.embed, embedder)
         self.engine = SearchEngine(self.store, self.config, self.query_embedder)
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -104,24 +103,13 @@ class Index:
 
     def embedder(self) -> Embedder:
         """The configured embedder (built on first use; the model loads when it embeds)."""
-        if self._embedder is None:
-            self._embedder = make_embedder(self.config.embed)
-        return self._embedder
+        return self._embedders.configured()
 
     def query_embedder(self) -> Embedder:
         """The embedder that made the index's vectors, for query vectors: the configured
-        one, except while a re-embed for a newly configured model is under way, when
-        searches keep using the old vectors and so the old model (rebuilt from the
-        settings the index recorded)."""
-        live = self.store.meta("embedder")
-        mine = self.embedder_id()
-        if live is None or live == mine or self.store.meta("next_embedder") is None:
-            return self.embedder()
-        emb = self._live_embedders.get(live)
-        if emb is None:
-            emb = recorded_embedder(live, self.store.meta("embed_config"), mine)
-            self._live_embedders[live] = emb
-        return emb
+        one, except during a re-embed for a newly configured model
+        (:meth:`~scrydb.embed.live.IndexEmbedders.for_queries`)."""
+        return self._embedders.for_queries(self.store.meta)
 
     # -- writing -----------------------------------------------------------------------
 
@@ -240,9 +228,7 @@ class Index:
 
     def embedder_id(self) -> str:
         """Identity of the embedder this index embeds with (nothing is loaded)."""
-        if self._embedder is not None:
-            return self._embedder.id
-        return embedder_id(self.config.embed)
+        return self._embedders.configured_id()
 
     def own_files(self) -> set[str]:
         """The index's own files, relative to the root, when ``--db`` put them in the tree."""
@@ -361,13 +347,7 @@ class Index:
         cache = self._existing_shared_cache()
         if cache is not None:
             try:
-                files = [Path(str(cache.path) + s) for s in ("", "-wal")]
-                st.shared_cache = {
-                    "path": str(cache.path),
-                    "vectors": cache.count(),
-                    "bytes": sum(f.stat().st_size for f in files if f.exists()),
-                    "bound_bytes": cache.max_bytes,
-                }
+                st.shared_cache = status_mod.shared_cache(cache)
             finally:
                 cache.close()
         return st

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scrydb import background
 from scrydb.config import Config
@@ -20,6 +20,9 @@ from scrydb.store import files as indexed_files
 from scrydb.store.keys import ORIGIN_CACHE, ORIGIN_SEED
 from scrydb.sync import fingerprint
 from scrydb.walk import Selector, walk
+
+if TYPE_CHECKING:
+    from scrydb.store.vcache import VectorCache
 
 #: ``status`` warns loudly when more git-tracked files than this are missing.
 MISSING_WARN = 5
@@ -148,6 +151,18 @@ def status(
     if check_git:
         _git_diagnosis(st, git_missing(store, root, config, walked or set(), own_files))
     return st
+
+
+def shared_cache(cache: VectorCache) -> dict[str, Any]:
+    """What ``Status.shared_cache`` says of this model's shared vector cache: its file,
+    vectors, bytes on disk (with its WAL) and the bound it is kept under."""
+    files = [Path(str(cache.path) + s) for s in ("", "-wal")]
+    return {
+        "path": str(cache.path),
+        "vectors": cache.count(),
+        "bytes": sum(f.stat().st_size for f in files if f.exists()),
+        "bound_bytes": cache.max_bytes,
+    }
 
 
 def _holdings(s: Store, root: Path, db_path: Path) -> Status:

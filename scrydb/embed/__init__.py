@@ -1,6 +1,8 @@
 """Embedders: one interface (``base.py``: :class:`Embedder`, :func:`normalise`), a factory
 over one table of providers (``providers.py``: :data:`PROVIDERS`), and implementations in
-their own modules. This face re-exports what callers outside ``embed/`` use.
+their own modules; ``live.py``: which embedder an index uses, for its documents and
+for its queries (:class:`IndexEmbedders`). This face re-exports what callers outside
+``embed/`` use.
 
 ``local.py``: a sentence-transformers model from a directory, one shipped inside scrydb
 (the default, ``scry-code-minilm``, code-tuned from MiniLM) or an installed model package
@@ -12,6 +14,7 @@ Nothing here imports torch: an implementation loads its model on first use.
 """
 
 from scrydb.embed.base import Embedder, normalise
+from scrydb.embed.live import IndexEmbedders
 from scrydb.embed.providers import (
     PROVIDERS,
     Provider,
@@ -24,6 +27,7 @@ from scrydb.embed.providers import (
 __all__ = [
     "PROVIDERS",
     "Embedder",
+    "IndexEmbedders",
     "Provider",
     "embedder_id",
     "make_embedder",
