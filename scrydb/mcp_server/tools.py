@@ -79,6 +79,16 @@ def build_server(svc: ScryService) -> MCPServer:
         version=_version(),
         log_level="WARNING",
     )
+    _add_search(mcp, svc)
+    _add_read(mcp, svc)
+    _add_related(mcp, svc)
+    _add_locate(mcp, svc)
+    _add_status(mcp, svc)
+    return mcp
+
+
+def _add_search(mcp: MCPServer, svc: ScryService) -> None:
+    """Register the ``search`` tool on ``mcp``."""
 
     @mcp.tool(
         annotations=_RO, structured_output=False, description=present.TOOL_DESCRIPTIONS["search"]
@@ -106,6 +116,10 @@ def build_server(svc: ScryService) -> MCPServer:
 
         return await svc.run(ctx, "search", work)
 
+
+def _add_read(mcp: MCPServer, svc: ScryService) -> None:
+    """Register the ``read`` tool on ``mcp``."""
+
     @mcp.tool(
         annotations=_RO, structured_output=False, description=present.TOOL_DESCRIPTIONS["read"]
     )
@@ -126,6 +140,10 @@ def build_server(svc: ScryService) -> MCPServer:
             )
 
         return await svc.run(ctx, "read", work)
+
+
+def _add_related(mcp: MCPServer, svc: ScryService) -> None:
+    """Register the ``related`` tool on ``mcp``."""
 
     @mcp.tool(
         annotations=_RO, structured_output=False, description=present.TOOL_DESCRIPTIONS["related"]
@@ -150,6 +168,10 @@ def build_server(svc: ScryService) -> MCPServer:
             return present.format_search(res, limit, embedding=svc.embedding_now())
 
         return await svc.run(ctx, "related", work)
+
+
+def _add_locate(mcp: MCPServer, svc: ScryService) -> None:
+    """Register the ``locate`` tool on ``mcp``."""
 
     @mcp.tool(
         annotations=_RO, structured_output=False, description=present.TOOL_DESCRIPTIONS["locate"]
@@ -179,6 +201,10 @@ def build_server(svc: ScryService) -> MCPServer:
 
         return await svc.run(ctx, "locate", work)
 
+
+def _add_status(mcp: MCPServer, svc: ScryService) -> None:
+    """Register the ``status`` tool on ``mcp``."""
+
     @mcp.tool(
         annotations=_RO, structured_output=False, description=present.TOOL_DESCRIPTIONS["status"]
     )
@@ -189,8 +215,6 @@ def build_server(svc: ScryService) -> MCPServer:
             return "\n".join(present.status_lines(svc.status(), svc.service_lines()))
 
         return await svc.run(ctx, "status", work)
-
-    return mcp
 
 
 def _version() -> str:
