@@ -328,6 +328,24 @@ def status_lines(st: Status, service: list[str] | None = None) -> list[str]:
     """``scry status`` and the MCP ``status`` tool as text, one fact per line;
     ``service`` adds the server's own lines (sync, watcher, model) after the counts."""
     fp = st.fingerprint
+    return [
+        f"root      {st.root}",
+        f"index     {st.db} ({st.db_bytes / 1e6:.1f} MB)",
+        f"files     {st.files}   chunks {st.chunks}   symbols {st.symbols}   {_vector_counts(st)}",
+        f"search    {_search_state(st)}",
+        *origin_lines(st),
+        f"last sync {_last_sync(st)}",
+        *(service or []),
+        f"model     {fp['embedder']} ({fp['embed_dim'] or '?'}-d)   chunker {fp['chunker']}   "
+        f"tokenizer {fp['tokenizer']}   schema {fp['schema']}   written by scrydb {fp['scrydb_version']}",
+        *_work_lines(st),
+        *_content_lines(st),
+        *_freshness_lines(st),
+    ]
+
+
+def _last_sync(st: Status) -> str:
+    """When the last complete sync was (and how long ago), and whether one runs now."""
     if st.last_sync:
         ago = max(0.0, time.time() - st.last_sync)
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(st.last_sync))
@@ -336,6 +354,11 @@ def status_lines(st: Status, service: list[str] | None = None) -> list[str]:
         when = "never completed"
     if st.writer_active:
         when += "; a sync is running now"
+    return when
+
+
+def _vector_counts(st: Status) -> str:
+    """``vectors N`` and the extra vectors beside the chunks' own."""
     vectors = f"vectors {st.vectors}"
     if st.header_vectors:
         vectors += f" (+{st.header_vectors} headers)"
@@ -345,28 +368,26 @@ def status_lines(st: Status, service: list[str] | None = None) -> list[str]:
         vectors += f" (+{st.comment_vectors} comment views)"
     if st.orphan_vectors:
         vectors += f" (+{st.orphan_vectors} kept for reuse)"
+    return vectors
+
+
+def _search_state(st: Status) -> str:
+    """How a search answers now: hybrid, hybrid with chunks still waiting, lexical."""
     if st.search == "hybrid":
-        search = "hybrid (lexical + dense): every chunk has its vector"
-    elif st.search == "hybrid-partial":
-        search = (
+        return "hybrid (lexical + dense): every chunk has its vector"
+    if st.search == "hybrid-partial":
+        return (
             f"hybrid, but {st.pending} chunks ({st.pending_texts} texts) still wait for "
             "embeddings: found lexically only (`scry index` embeds them)"
         )
-    elif st.search == "lexical":
-        search = "lexical only: no embeddings yet (`scry index` computes them)"
-    else:
-        search = "nothing indexed"
-    lines = [
-        f"root      {st.root}",
-        f"index     {st.db} ({st.db_bytes / 1e6:.1f} MB)",
-        f"files     {st.files}   chunks {st.chunks}   symbols {st.symbols}   {vectors}",
-        f"search    {search}",
-        *origin_lines(st),
-        f"last sync {when}",
-        *(service or []),
-        f"model     {fp['embedder']} ({fp['embed_dim'] or '?'}-d)   chunker {fp['chunker']}   "
-        f"tokenizer {fp['tokenizer']}   schema {fp['schema']}   written by scrydb {fp['scrydb_version']}",
-    ]
+    if st.search == "lexical":
+        return "lexical only: no embeddings yet (`scry index` computes them)"
+    return "nothing indexed"
+
+
+def _work_lines(st: Status) -> list[str]:
+    """Work under way: a background indexer, a re-embed for a new model."""
+    lines = []
     if st.background:
         b = st.background
         lines.append(f"background an indexer is embedding now (pid {b['pid']}, log {b['log']})")
@@ -376,6 +397,13 @@ def status_lines(st: Status, service: list[str] | None = None) -> list[str]:
             f"re-embed  {r['done']} of {r['total']} texts for {r['model']}; searches use the "
             "previous model's vectors until it completes (`scry index`)"
         )
+    return lines
+
+
+def _content_lines(st: Status) -> list[str]:
+    """What the index holds and how it was read: parse fallbacks, codings other than
+    UTF-8, languages, skipped files."""
+    lines = []
     if st.parse_fallbacks:
         lines.append(
             f"fallback  {len(st.parse_fallbacks)} files chunked as plain windows after a failed "
@@ -391,6 +419,13 @@ def status_lines(st: Status, service: list[str] | None = None) -> list[str]:
         lines.append("languages " + ", ".join(f"{k} {v}" for k, v in list(st.langs.items())[:10]))
     if st.skipped:
         lines.append("skipped   " + ", ".join(f"{k} {v}" for k, v in st.skipped.items()))
+    return lines
+
+
+def _freshness_lines(st: Status) -> list[str]:
+    """Whether the index matches the working tree, a rebuild due, files git tracks that
+    are not indexed."""
+    lines = []
     if st.stale is not None:
         s = st.stale
         if not any(s.values()):
