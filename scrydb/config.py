@@ -88,7 +88,9 @@ class RerankConfig:
     url: str = ""  #: http: base URL (``/rerank`` is appended) or the full ``.../rerank`` URL
     api_key_env: str = ""  #: name of the environment variable holding the API key
     top_n: int = 20  #: fused candidates scored
-    weight: float = 1.0  #: RRF weight of the rerank vote; 0 = report only
+    #: weight of the reranker's rank vote (rank r counts weight * 2 / (1 + r), as much as a
+    #: rank-1 vote of the same weight at rank 1); 0 = scores shown, ranking unchanged
+    weight: float = 1.0
     max_chars: int = 3000  #: each document is cut to this many characters
     timeout: float = 6.0  #: seconds; a slower reranker is skipped for that query
     device: str = "cpu"  #: local: torch device

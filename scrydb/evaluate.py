@@ -1,9 +1,10 @@
 """``scry eval``: golden sets in, retrieval metrics out.
 
-A set is a TOML file (DESIGN.md "Eval"): ``[meta]`` (``repo``, optional ``corpus`` path
-relative to the file) and ``[[case]]`` tables with ``query``, ``expect`` (any one
-counts: ``path``, ``path:LINE``, ``path:A-B``), optional ``path_prefix``, ``kind`` and
-``lang``; other keys are kept and ignored, so sets written for other tools load.
+A set is a TOML file (evals/README.md, "Format"): ``[meta]`` (``repo``, optional
+``corpus`` path relative to the file) and ``[[case]]`` tables with ``query``, ``expect``
+(any one counts: ``path``, ``path:LINE``, ``path:A-B``), optional ``path_prefix``,
+``kind`` and ``lang``; other keys are kept and ignored, so sets written for other tools
+load.
 
 Metrics per set, per kind and overall: Recall@k, MRR@k, NDCG@k (binary gain; each
 target gains once; ideal = min(#targets, k)), Hit@1/3/5, latency p50/p95.

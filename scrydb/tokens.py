@@ -9,7 +9,10 @@ followed by its squashed form and its words, so
 
 and "user id", ``getUserById`` and ``get_user_by_id`` all find the same chunk, while an
 exact identifier still scores highest (its whole form is rare, so its IDF is high).
-Doing this in Python keeps the file readable by any SQLite with FTS5 (DESIGN.md).
+Doing this in Python, into a column a built-in tokenizer reads, keeps the index file
+searchable from any SQLite with FTS5 (a Python-registered FTS5 tokenizer would make the
+FTS tables unreadable to every other program) and measured faster (about 0.3 s against
+0.6 s for 5 MB).
 """
 
 from __future__ import annotations

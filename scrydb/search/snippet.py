@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from scrydb import tokens
 
-#: Lines kept on each side of the anchor (DESIGN.md: about ±15).
+#: Lines kept on each side of the anchor: about a screenful around the matching line.
 SNIPPET_RADIUS = 15
 #: A line longer than this is cut (at a space) and marked with an ellipsis.
 MAX_LINE_CHARS = 240

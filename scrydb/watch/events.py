@@ -15,7 +15,8 @@ from scrydb.config import CONFIG_NAME, IndexConfig
 from scrydb.index import Index
 from scrydb.walk import Selector
 
-#: Quiet time after the last relevant event before a sync starts (DESIGN.md: ~500 ms).
+#: Quiet time after the last relevant event before a sync starts: a save or a burst of
+#: them (a checkout, a build) syncs once, about half a second after it ends.
 DEBOUNCE_S = 0.5
 #: Longest a stream of events that never goes quiet postpones a sync.
 MAX_DELAY_S = 5.0
