@@ -208,7 +208,8 @@ TOOL_DESCRIPTIONS = {
     "search": (
         "Find code by meaning or by name: the best chunks of this repository, ranked "
         "(path:lines, kind, symbol, snippet). Use it first for any question about the code; "
-        "then `read` a hit to see all of it."
+        "then `read` a hit to see all of it. A whole issue, error message or traceback is "
+        "welcome as the query: pass it as written."
     ),
     "read": (
         "Lines of an indexed file, served from the index. Give a hit's start_line for its "

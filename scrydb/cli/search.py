@@ -24,10 +24,50 @@ from scrydb.cli.common import (
 )
 from scrydb.errors import ScryError
 
+#: Most bytes a query read from stdin or a file may have: a long issue with its tracebacks
+#: is tens of KB; a bigger input is a log or the wrong file.
+MAX_QUERY_BYTES = 1 << 20
+
+
+def read_query(query: str | None, query_file: str | None) -> str:
+    """The query text: QUERY itself, stdin for ``-``, or the file ``--query-file`` names
+    (UTF-8 text, at most :data:`MAX_QUERY_BYTES`); a missing, unreadable or binary file
+    is a one-line error. '' when no query was given (the empty-query error follows)."""
+    if query_file is None and query != "-":
+        return query or ""
+    where = "stdin" if query_file is None else query_file
+    try:
+        if query_file is None:
+            data = sys.stdin.buffer.read(MAX_QUERY_BYTES + 1)
+        else:
+            with open(query_file, "rb") as f:
+                data = f.read(MAX_QUERY_BYTES + 1)
+    except FileNotFoundError:
+        raise ScryError(f"no such query file: {query_file}") from None
+    except IsADirectoryError:
+        raise ScryError(f"the query file is a directory: {query_file}") from None
+    except OSError as e:
+        raise ScryError(f"cannot read the query from {where}: {e.strerror or e}") from None
+    if len(data) > MAX_QUERY_BYTES:
+        raise ScryError(f"the query from {where} is over {MAX_QUERY_BYTES >> 20} MiB")
+    if b"\0" in data:
+        raise ScryError(f"the query from {where} is not text (a binary file?)")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ScryError(f"the query from {where} is not UTF-8 text") from None
+
 
 @click.command("search")
-@click.argument("query")
+@click.argument("query", required=False)
 @click.argument("path", required=False)
+@click.option(
+    "--query-file",
+    "query_file",
+    metavar="FILE",
+    default=None,
+    help="Read the query from FILE (a whole issue or traceback is welcome); QUERY `-` reads stdin.",
+)
 @limit_option(1000, None, "Number of hits (default 10).")
 @lang_option
 @path_filter_option
@@ -56,8 +96,9 @@ from scrydb.errors import ScryError
 @json_option
 @db_option
 def search_cmd(
-    query: str,
+    query: str | None,
     path: str | None,
+    query_file: str | None,
     limit: int | None,
     lang: str | None,
     path_filter: str | None,
@@ -75,25 +116,33 @@ def search_cmd(
 
     PATH scopes the search to a part of this repository. The index is created on first
     use (lexical at once, embeddings by a background indexer) and synced before each
-    search (changed files only).
+    search (changed files only). QUERY `-` reads the query from stdin and
+    `--query-file FILE` from a file: a whole issue, error message or traceback.
 
     \b
     Example:
       scry search "where does the CLI start"
       scry "how are retries scheduled" src/ -n 5
       scry search parseConfig --lang ts --json
+      pbpaste | scry search -
+      scry search --query-file issue.md src/
     """
 
     from scrydb.search.query import clean_query
 
-    clean_query(query)  # an empty query is an error before any index is opened
+    if query_file is not None and query is not None and path is None and query != "-":
+        query, path = None, query  # scry search --query-file F PATH
+    elif query_file is not None and query is not None:
+        raise ScryError("give the query as QUERY or with --query-file, not both")
+    text = read_query(query, query_file)
+    clean_query(text)  # an empty query is an error before any index is opened
     if path and not Path(path).exists() and not any(ch in path for ch in "*?["):
         raise ScryError(f"no such path: {path}")
     with open_index(None, db, config, near=path, must_exist=no_sync) as ix:
         scope = search_scope(ix, path, path_filter)
         auto_sync(ix, no_sync, quiet=as_json, no_background=no_background, config=config)
         res = ix.search(
-            query,
+            text,
             k=limit or ix.config.search.limit,
             lang=lang,
             path=scope,
