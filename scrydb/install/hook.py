@@ -127,19 +127,20 @@ def session_start(payload: dict[str, Any]) -> None:
 def _search(look: Any, cwd: str) -> str | None:
     """The top hits for a lookup as text, or None (no repository, no complete index, a
     weak answer)."""
-    from scrydb import present
-    from scrydb.config import find_config
-    from scrydb.embed import embedder_id
-    from scrydb.index import Index
     from scrydb.paths import default_db_path, repo_root, scope_in
-    from scrydb.store import Readiness
 
     root = repo_root(cwd)
     if root is None:
         return None
     db = default_db_path(root)
     if not db.is_file():
-        return None
+        return None  # (before the imports below: a repository without an index costs little)
+    from scrydb import present
+    from scrydb.config import find_config
+    from scrydb.embed import embedder_id
+    from scrydb.index import Index
+    from scrydb.store import Readiness
+
     path = None
     if look.path is not None:
         try:
