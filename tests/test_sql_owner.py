@@ -58,3 +58,42 @@ def test_an_exception_that_no_longer_runs_sql_fails(tmp_path: Path) -> None:
     pending = dict(mod.PENDING) | {"scrydb/status.py": "planted reason"}
     problems = mod.check(root, pending)
     assert problems == ["scrydb/status.py: in PENDING but runs no SQL now: remove it"]
+
+
+def test_a_planted_fragment_fails_and_prose_does_not(tmp_path: Path) -> None:
+    """SQL text built outside store/ (a condition spliced into a store operation's
+    statement) fails like a statement run there; a docstring about SQL does not."""
+    root = _copy(tmp_path)
+    target = root / "scrydb" / "status.py"
+    clean = target.read_text()
+    target.write_text(
+        clean
+        + '\n\ndef _prose():\n    """Finds rows WHERE f.path GLOB ? (prose: a docstring)."""\n'
+    )
+    r = subprocess.run([sys.executable, str(CHECK), str(root)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout
+    for fragment in (
+        'f"f.lang IN ({marks})"',
+        '"instr(c.content, ?) > 0"',
+        '"(f.path = ? OR substr(f.path, 1, ?) = ?)"',
+        '"DELETE FROM query_cache"',
+    ):
+        target.write_text(clean + f"\n\ndef _planted(marks):\n    return {fragment}\n")
+        r = subprocess.run([sys.executable, str(CHECK), str(root)], capture_output=True, text=True)
+        assert r.returncode == 1, fragment
+        (line,) = r.stdout.splitlines()
+        assert line.startswith("scrydb/status.py:") and "SQL text outside" in line, line
+
+
+def test_messages_are_not_sql() -> None:
+    """Text for people (messages, help, a dotted name) is not taken for SQL; a fragment
+    and a statement are."""
+    mod = _load()
+    for text in (
+        "no index at {path} (run `scry index` first)",
+        "Only these languages, e.g. python or ts,tsx.",
+        "Continue?",
+        "os.path or pathlib",
+    ):
+        assert not mod.is_sql_text(text), text
+    assert mod.is_sql_text("f.path GLOB ?") and mod.is_sql_text("SELECT 1")

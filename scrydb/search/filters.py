@@ -1,6 +1,7 @@
 """The hard filters of a search, locate or token count: languages and a path prefix or
-glob. One class, read as SQL over ``files f`` by the index and as a predicate by code
-that holds paths in memory, so both always agree.
+glob. One class, read as SQL over ``files f`` by the index (the SQL is built in store/:
+:func:`scrydb.store.filters.files_where`) and as a predicate by code that holds paths in
+memory, so both always agree.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 from scrydb import langs
 from scrydb.errors import ScryError
 from scrydb.paths import storable
+from scrydb.store.filters import files_where
 
 #: Longest ``lang`` / ``path`` filter accepted (SQLite allows 32,766 parameters and
 #: GLOB patterns of 50,000 bytes; no real filter comes near this).
@@ -32,26 +34,13 @@ class Filter:
         self.glob = any(ch in self.path for ch in "*?[")
         # A negated bracket is written [!a] (shell, gitignore, fnmatch) or [^a] (SQLite
         # GLOB, regexes): both are taken, and each side gets its own dialect.
-        self._glob_sql = self.path.replace("[!", "[^") if self.glob else ""
+        self.glob_sql = self.path.replace("[!", "[^") if self.glob else ""
         self._glob_py = self.path.replace("[^", "[!") if self.glob else ""
         self.active = bool(self.langs or self.path)
 
     def sql(self) -> tuple[str, list[Any]]:
         """``AND ...`` over ``f`` (the files table) and its parameters ("" when inactive)."""
-        parts: list[str] = []
-        params: list[Any] = []
-        if self.langs:
-            parts.append(f"f.lang IN ({','.join('?' * len(self.langs))})")
-            params += self.langs
-        if self.path:
-            if self.glob:
-                parts.append("(f.path GLOB ? OR f.path GLOB ?)")
-                params += [self._glob_sql, self._glob_sql + "/*"]
-            else:
-                prefix = self.path + "/"
-                parts.append("(f.path = ? OR substr(f.path, 1, ?) = ?)")
-                params += [self.path, len(prefix), prefix]
-        return ("AND " + " AND ".join(parts)) if parts else "", params
+        return files_where(self)
 
     def matches(self, path: str, lang: str | None) -> bool:
         """The same test in Python, for a file held in memory."""

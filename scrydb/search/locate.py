@@ -13,6 +13,7 @@ from scrydb.paths import storable
 from scrydb.results import Match
 from scrydb.search.filters import Filter
 from scrydb.store import lookup
+from scrydb.store.lookup import Fold
 
 if TYPE_CHECKING:
     from scrydb.store import Store
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 #: A matched line longer than this is cut around the match.
 LINE_CHARS = 200
 #: ASCII-only lower-casing: SQLite's ``lower()`` folds exactly these, so an ASCII needle
-#: is compared the same way in SQL and here.
+#: is compared the same way in SQL (``lookup.containing``'s ``ascii`` fold) and here.
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
@@ -40,15 +41,14 @@ def locate(
     where, params = Filter(lang, path).sql()
     if not storable(text.replace("\x00", "")):
         return []  # lone surrogates (undecodable bytes): no indexed text contains them
-    # instr() is a literal substring test (no LIKE/GLOB wildcards, no escaping issues).
     # Case folding: SQLite's lower() knows ASCII only; other needles use Python's.
-    cond = "instr(c.content, ?) > 0"
+    fold: Fold = "exact"
     needle = text
     if ignore_case and text.isascii():
-        cond, needle = "instr(lower(c.content), ?) > 0", text.translate(_ASCII_LOWER)
+        fold, needle = "ascii", text.translate(_ASCII_LOWER)
     elif ignore_case:
-        cond, needle = "instr(scry_lower(c.content), ?) > 0", text.lower()
-    rows = lookup.containing(store, cond, needle, (where, params))
+        fold, needle = "unicode", text.lower()
+    rows = lookup.containing(store, needle, fold, (where, params))
     out: list[Match] = []
     for p, a, b, kind, sym, content in rows:
         for i, line in enumerate(content.split("\n")):

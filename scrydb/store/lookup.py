@@ -2,7 +2,8 @@
 name candidates, exact-text matches, a file's chunks around a line, the query-vector cache.
 
 Filters arrive as the SQL fragment and parameters of :meth:`scrydb.search.filters.Filter.sql`
-(a condition on ``f``, the ``files`` alias, and ``c``, the ``chunks`` alias).
+(built by :func:`scrydb.store.filters.files_where`: a condition on ``f``, the ``files``
+alias).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import contextlib
 import json
 import time
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import apsw
 import numpy as np
@@ -81,15 +82,29 @@ def trigram_names(store: Store, match: str, limit: int) -> list[str]:
     return [r[0] for r in rows]
 
 
+#: How :func:`containing` compares a chunk's text with the needle: ``exact``, as stored;
+#: ``ascii``, folded by SQLite's ``lower()``, which knows ASCII letters only (the needle
+#: lower-cased the same way); ``unicode``, folded by the index's ``scry_lower()`` (Python's
+#: ``str.lower``, for any other needle).
+Fold = Literal["exact", "ascii", "unicode"]
+#: ``instr()`` is a literal substring test: no LIKE/GLOB wildcards, no escaping issues.
+_CONTAINS: dict[str, str] = {
+    "exact": "instr(c.content, ?) > 0",
+    "ascii": "instr(lower(c.content), ?) > 0",
+    "unicode": "instr(scry_lower(c.content), ?) > 0",
+}
+
+
 def containing(
-    store: Store, cond: str, needle: str, where: Where
+    store: Store, needle: str, fold: Fold, where: Where
 ) -> list[tuple[str, int, int, str, str | None, str]]:
-    """(path, start, end, kind, symbol, content) of chunks whose content passes ``cond`` (an
-    ``instr`` test on ``c.content`` with one parameter, ``needle``), by path and line."""
+    """(path, start, end, kind, symbol, content) of chunks whose content holds ``needle``
+    as a literal, compared as ``fold`` says, by path and line."""
     fcond, params = where
     rows: list[Any] = store.rows(
         "SELECT f.path, c.start_line, c.end_line, c.kind, c.symbol, c.content FROM chunks c "
-        f"JOIN files f ON f.id = c.file_id WHERE {cond} {fcond} ORDER BY f.path, c.start_line",
+        f"JOIN files f ON f.id = c.file_id WHERE {_CONTAINS[fold]} {fcond} "
+        "ORDER BY f.path, c.start_line",
         (needle, *params),
     )
     return rows
