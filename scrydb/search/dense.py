@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from scrydb.config import Config
+from scrydb.embed import normalise
 from scrydb.errors import ScryError
 from scrydb.results import Results
 from scrydb.search import rank
@@ -36,13 +37,15 @@ def dense_leg(
     vectors: VectorIndex,
     qvectors: QueryVectors,
     config: Config,
-    text: str,
+    texts: list[str],
     filt: Filter,
     pool: int,
     res: Results | None = None,
 ) -> DenseLeg:
-    """The best ``pool`` chunks for the query ``text`` by cosine (see :class:`DenseLeg`);
-    ``res``: the search's results, which a configured HyDE expansion reads and notes on."""
+    """The best ``pool`` chunks by cosine to the query's vector (see :class:`DenseLeg`):
+    the vector of ``texts``' one text, or the normalised mean of several (a bug report's
+    prose segments). ``res``: the search's results, which a configured HyDE expansion
+    reads and notes on."""
     out = DenseLeg(None)
     if store.vec_dim() is None:
         if store.has_chunks():
@@ -61,7 +64,9 @@ def dense_leg(
             "use the previous model's vectors until then (`scry index` completes it)"
         )
     try:
-        qvec = qvectors.vector(text, res)  # HyDE, when configured, notes on ``res``
+        # HyDE, when configured, notes on ``res`` (a single text only).
+        vecs = [qvectors.vector(t, res if len(texts) == 1 else None) for t in texts]
+        qvec = vecs[0] if len(vecs) == 1 else normalise(np.mean(np.stack(vecs), axis=0)[None])[0]
     except ScryError as e:
         out.notes.append(f"dense leg skipped: {e}")
         return out

@@ -17,7 +17,7 @@ from scrydb.config import Config
 from scrydb.embed import Embedder
 from scrydb.errors import ScryError
 from scrydb.results import Results
-from scrydb.search import candidates, fusion, rank, votes, weak
+from scrydb.search import candidates, fusion, rank, reportquery, votes, weak
 from scrydb.search.dense import dense_leg
 from scrydb.search.filters import Filter
 from scrydb.search.hits import hits_for
@@ -77,7 +77,7 @@ class SearchEngine:
         dense = None
         if mode in ("fused", "dense"):
             leg = dense_leg(
-                self.store, self.vectors, self.qvectors, self.config, q.text, filt, pool, res
+                self.store, self.vectors, self.qvectors, self.config, q.dense_texts, filt, pool, res
             )
             dense, res.pending = leg.hits, leg.pending
             res.notes += leg.notes
@@ -87,6 +87,10 @@ class SearchEngine:
         cands = candidates.gather(lex, dense)
         if fused:
             votes.symbol_votes(self.store, q, expansions, filt, cands)
+            if q.report is not None:
+                join = not filt.active
+                reportquery.frame_votes(self.store, q.report, cands, join)
+                reportquery.message_votes(self.store, q.report, cands, join)
         candidates.hydrate(self.store, cands)
         if fused:
             self._rank(cands, q, filt, res, rerank)

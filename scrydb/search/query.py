@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from scrydb import tokens
 from scrydb.errors import ScryError
+from scrydb.search.report import Report, analyse_report
 
 #: Words dropped from the lexical query (they match everything and carry no intent).
 STOP_WORDS = frozenset(
@@ -90,8 +91,12 @@ class Query:
     hit_words: frozenset[str] = frozenset()
     #: the bare names the query's identifiers end in (``send`` of ``Client.send()``)
     named: frozenset[str] = frozenset()
-    #: what the search should say about the text itself (it was cut)
+    #: what the search should say about the text itself (it was cut, it is a report)
     notes: list[str] = field(default_factory=list)
+    #: a long text read into its parts (search/report.py): the legs and votes read those
+    report: Report | None = None
+    #: what the dense leg embeds (several segments of a report; their vectors averaged)
+    dense_texts: list[str] = field(default_factory=list)
 
     @property
     def is_code_lookup(self) -> bool:
@@ -186,13 +191,36 @@ def prepare(text: object) -> Query:
     and the names the query gives."""
     cut = cut_note(text)
     q = analyse(clean_query(text))
-    if cut:
+    rep = analyse_report(str(text))
+    if rep is not None:
+        _as_report(q, rep)
+    elif cut:
         q.notes.append(cut)
+    q.dense_texts = q.dense_texts or [q.text]
     q.lexical_terms = fts_terms(q)
     words = {w.lower() for w in q.terms} | {p for w in q.terms for p in tokens.split_identifier(w)}
     q.hit_words = frozenset(words - STOP_WORDS)
     q.named = frozenset(i.split(".")[-1].split("::")[-1].strip("()") for i in q.identifiers)
     return q
+
+
+def _as_report(q: Query, rep: Report) -> None:
+    """Route a bug report (search/reportquery.py): its names are the query's identifiers
+    and lead its lexical terms, its prose segments are what the dense leg embeds; it is a
+    question (location words in a report are prose), and words like "test" or "docs" in
+    it do not ask for tests or docs (a report asks where to change the code)."""
+    from scrydb.search import reportquery
+
+    names = reportquery.report_names(rep)
+    words = [w for w in re.findall(r"[\w$]+", reportquery.report_text_words(rep))]
+    q.report = rep
+    q.shape, q.entry, q.interrogative = "question", False, True
+    q.wants_tests = q.wants_examples = q.wants_docs = False
+    q.identifiers = names
+    terms = [w for w in words if w.lower() not in STOP_WORDS or is_identifier_like(w)]
+    q.terms = list(dict.fromkeys(names + terms))[: reportquery.MAX_TERMS]
+    q.dense_texts = reportquery.dense_segments(rep, q.text)
+    q.notes.append(reportquery.describe(rep))
 
 
 def dense_text(text: str) -> str:

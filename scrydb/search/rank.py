@@ -197,7 +197,10 @@ SCORE_VOTE = 0.25
 #: A rank vote's name in ``Evidence.vote_names`` (the reranker leg casts them).
 RANK_VOTE = ""
 #: Every vote name the ranker casts (votes.py); a reranker votes by rank (RANK_VOTE).
-VOTE_NAMES = frozenset({"symbol", "definition", "stem", "entry"})
+#: "frame" and "message" are a bug report's (search/reportquery.py): the learned fusion
+#: has no column of theirs (fusion.json predates them), so they count through its "hand"
+#: feature, as the short-chunk factor does.
+VOTE_NAMES = frozenset({"symbol", "definition", "stem", "entry", "frame", "message"})
 #: Every factor name a candidate can carry, in the learned features' column order: path
 #: and content penalties (this module), the declaration, short-chunk and recency factors
 #: (votes.py). The learned features (learned.py) use each one or say why not; any other

@@ -1,0 +1,138 @@
+"""A bug report as a query (issue 47): what the legs and the votes read from a
+:class:`~scrydb.search.report.Report` instead of the raw text.
+
+- The lexical leg gets the report's names first (traceback functions, error types,
+  identifiers in backticks, names its code uses, mentioned files' stems), then the prose's
+  content words, at most :data:`MAX_TERMS` tokens: BM25 weighs each by its rarity.
+- The dense leg embeds each prose segment (the model reads 256 word pieces; a report is
+  thousands of characters) and searches with their normalised mean.
+- Votes: the chunk around a traceback frame that maps to an indexed file (the innermost
+  in-repository frame most), and the chunks that hold an error message's constant text
+  (the code that raises or formats it). The names the report gives vote through the
+  symbol votes, as a question's identifiers do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from scrydb.search import rank
+from scrydb.search.framepath import PathMapper
+from scrydb.search.report import Report
+from scrydb.store import Store
+from scrydb.store import evidence as ev
+
+#: Most lexical tokens a report sends (names first, then prose words).
+MAX_TERMS = 80
+#: Most names (identifiers for symbol votes) a report gives.
+MAX_NAMES = 40
+#: Most prose segments embedded (a report's first ones: its title and description).
+MAX_SEGMENTS = 6
+#: Vote of the chunk around the innermost in-repository traceback frame, and of the
+#: chunks around the other in-repository frames.
+FRAME_VOTE = 2.0
+OUTER_FRAME_VOTE = 1.0
+#: Vote of a chunk that holds an error message's constant text.
+MESSAGE_VOTE = 1.0
+#: Shortest message fragment searched as a literal (shorter ones match everywhere).
+MIN_FRAGMENT = 12
+#: Chunks read per message fragment.
+MAX_MESSAGE_CHUNKS = 20
+
+
+def report_names(rep: Report) -> list[str]:
+    """The names a report gives, strongest first: frames' functions (not library first,
+    innermost first), error types, backtick identifiers, the names its code uses; each
+    once, at most :data:`MAX_NAMES`."""
+    frames = sorted(rep.frames, key=lambda f: (f.library, f.depth))
+    names = [_last(f.function) for f in frames if f.function]
+    names += [_last(e.type) for e in rep.errors if e.type]
+    names += list(rep.identifiers) + list(rep.code_names)
+    out: list[str] = []
+    for n in names:
+        n = n.strip("()`'\" ")
+        if n and len(n) > 2 and n not in out:
+            out.append(n)
+    return out[:MAX_NAMES]
+
+
+def _last(function: str) -> str:
+    for sep in ("::", "->", "#", "/"):
+        function = function.replace(sep, ".")
+    return function.rstrip(".").split(".")[-1] if function else ""
+
+
+def report_text_words(rep: Report) -> str:
+    """The report's words for the lexical leg: its names, mentioned files, then prose."""
+    stems = [m.path.rsplit("/", 1)[-1].split(".", 1)[0] for m in rep.mentions]
+    return " ".join([*report_names(rep), *stems, *rep.segments])
+
+
+def dense_segments(rep: Report, fallback: str) -> list[str]:
+    """What the dense leg embeds: the first prose segments (the text itself without)."""
+    segs = [s for s in rep.segments if s.strip()][:MAX_SEGMENTS]
+    return segs or [fallback]
+
+
+def frame_votes(
+    store: Store, rep: Report, cands: dict[int, rank.Candidate], join: bool = True
+) -> None:
+    """The chunk holding each in-repository frame's line gets a vote (the innermost
+    most); it joins the candidates even when neither leg found it (``join``; a filtered
+    search passes False: only what the legs found inside the filter may be voted for)."""
+    frames = [f for f in rep.frames if f.line and (f.module_path or f.path)]
+    if not frames:
+        return
+    mapper = PathMapper(p for _fid, p in ev.indexed_paths(store))
+    # A "library" frame is the repository's own code when its path maps to an indexed
+    # file (the report came from an installed copy: site-packages/pkg/...).
+    mapped = [(f, mapper.map(f.module_path or f.path)) for f in frames]
+    mapped = [(f, p) for f, p in mapped if p is not None]
+    if not mapped:
+        return
+    innermost = min(f.depth for f, _p in mapped)
+    for f, path in mapped:
+        if path is None or f.line is None:
+            continue
+        cid = ev.chunk_holding(store, path, f.line)
+        if cid is None or (not join and cid not in cands):
+            continue
+        c = cands.setdefault(cid, rank.Candidate(cid))
+        w = FRAME_VOTE if f.depth == innermost else OUTER_FRAME_VOTE
+        c.votes["frame"] = max(c.votes.get("frame", 0.0), w)
+
+
+def message_votes(
+    store: Store, rep: Report, cands: dict[int, rank.Candidate], join: bool = True
+) -> None:
+    """Chunks that hold an error message's longest constant fragment get a vote (they
+    join the candidates as in :func:`frame_votes`)."""
+    for frag in _fragments(rep):
+        for cid in ev.chunks_containing(store, frag, MAX_MESSAGE_CHUNKS):
+            if not join and cid not in cands:
+                continue
+            c = cands.setdefault(cid, rank.Candidate(cid))
+            c.votes["message"] = MESSAGE_VOTE
+
+
+def _fragments(rep: Report) -> Iterable[str]:
+    seen: set[str] = set()
+    for e in rep.errors:
+        pats = sorted((p.strip() for p in e.patterns), key=len, reverse=True)
+        if pats and len(pats[0]) >= MIN_FRAGMENT and pats[0] not in seen:
+            seen.add(pats[0])
+            yield pats[0]
+
+
+def describe(rep: Report) -> str:
+    """The note a search read as a report carries."""
+    parts = []
+    if rep.frames:
+        parts.append(f"{len(rep.frames)} traceback frames")
+    if rep.errors:
+        parts.append(f"{len(rep.errors)} error messages")
+    names = len(rep.identifiers) + len(rep.code_names)
+    if names:
+        parts.append(f"{names} names")
+    parts.append(f"{len(rep.segments)} prose segments")
+    return "read as a bug report: " + ", ".join(parts)

@@ -1,0 +1,101 @@
+"""A bug report as a search (issue 47, item 2): a pasted traceback's frames, its error
+message and the names it gives find the code to change, through the real engine, a real
+index and the real model; short queries keep their route."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import run_scry
+from sample_repo import write_repo
+
+import scrydb
+from scrydb.search.query import prepare
+
+PAYMENTS = '''"""Charging cards."""
+
+
+class PaymentError(Exception):
+    """A charge the provider refused."""
+
+
+def charge(card: str, cents: int) -> str:
+    """Charge a card; the provider's receipt id."""
+    if cents <= 0:
+        raise PaymentError(f"amount must be positive, got {cents} cents for card {card}")
+    return _provider_call(card, cents)
+
+
+def _provider_call(card: str, cents: int) -> str:
+    return f"rcpt-{card[-4:]}-{cents}"
+'''
+
+REPORT = """charge() accepts a zero amount from the checkout page and then fails
+
+When the basket is empty the checkout still calls `charge` and the customer sees a
+server error page instead of a friendly message. I would expect the checkout to skip the
+payment, or at least the error to be caught and shown properly.
+
+```
+Traceback (most recent call last):
+  File "/srv/shop/venv/lib/python3.12/site-packages/flask/app.py", line 1463, in wsgi_app
+    response = self.full_dispatch_request()
+  File "/srv/shop/checkout/views.py", line 88, in pay
+    receipt = charge(card, total)
+  File "/srv/shop/app/payments.py", line 11, in charge
+    raise PaymentError(f"amount must be positive, got {cents} cents for card {card}")
+app.payments.PaymentError: amount must be positive, got 0 cents for card 4242424242424242
+```
+
+Versions: shop 2.3, Python 3.12 on Debian. This started after the basket refactoring.
+"""
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("report")
+    repo = write_repo(base / "shop")
+    (repo / ".git").mkdir(exist_ok=True)
+    (repo / "app" / "payments.py").write_text(PAYMENTS)
+    db = base / "shop.db"
+    with scrydb.open(repo, db=db) as ix:
+        ix.sync()
+    return repo, db
+
+
+def test_a_pasted_traceback_finds_the_raising_function_first(shop: tuple[Path, Path]) -> None:
+    repo, db = shop
+    with scrydb.open(repo, db=db) as ix:
+        res = ix.search(REPORT, k=5, explain=True)
+        top = res[0]
+        assert (top.path, top.symbol) == ("app/payments.py", "charge")
+        votes = top.explain["votes"] if top.explain else {}
+        assert votes.get("frame") and votes.get("message"), votes
+        assert any(n.startswith("read as a bug report") for n in res.notes)
+        assert not any("was cut" in n for n in res.notes)
+
+
+def test_report_route_only_for_reports() -> None:
+    q = prepare("where is the retry backoff computed")
+    assert q.report is None and q.dense_texts == [q.text]
+    r = prepare(REPORT)
+    assert r.report is not None and r.shape == "question" and not r.wants_tests
+    assert "charge" in r.identifiers and "PaymentError" in r.identifiers
+    assert len(r.dense_texts) >= 1 and all("Traceback" not in t for t in r.dense_texts)
+
+
+def test_a_filter_keeps_report_votes_inside_it(shop: tuple[Path, Path]) -> None:
+    repo, db = shop
+    with scrydb.open(repo, db=db) as ix:
+        hits = ix.search(REPORT, k=5, path="tests/")
+        assert hits and all(h.path.startswith("tests/") for h in hits)
+
+
+def test_cli_reads_a_report_from_stdin(shop: tuple[Path, Path], tmp_path: Path) -> None:
+    repo, db = shop
+    r = run_scry("search", "-", "--json", "--db", str(db), cwd=repo, input=REPORT)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["hits"][0]["path"] == "app/payments.py"
