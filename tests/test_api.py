@@ -48,14 +48,17 @@ def test_touch_without_change_does_not_rechunk(sample_repo: Path, tmp_path: Path
         assert ix.store.rows("SELECT id FROM chunks ORDER BY id") == before
 
 
-def test_invalid_utf8_is_indexed_with_replacement(tmp_path: Path) -> None:
+def test_invalid_utf8_is_indexed_in_a_fallback_coding(tmp_path: Path) -> None:
+    # Bytes that are not UTF-8 are read as cp1252/Latin-1 (sync/read.py; issue 42 row 15),
+    # not with replacement characters.
     root = tmp_path / "r"
     root.mkdir()
     (root / "latin.py").write_bytes(b"def caf\xe9():\n    return 'cr\xe8me br\xfbl\xe9e'\n")
     with scrydb.open(root, db=tmp_path / "u.db") as ix:
         rep = ix.sync(embed=False)
         assert rep.files_added == 1
-        assert "\ufffd" in ix.read("latin.py").text
+        text = ix.read("latin.py").text
+        assert "def café():" in text and "crème brûlée" in text and "\ufffd" not in text
 
 
 def test_read_serves_only_indexed_files(sample_repo: Path, tmp_path: Path) -> None:
