@@ -8,10 +8,13 @@ The corpus is this checkout's tracked Python files, ``--copies`` times over, in 
 repository in a temp directory, indexed with synthetic vectors that carry the packaged
 model's id (``common.UnitVectors``: the dense leg costs what it costs with real vectors).
 The queries scry would answer are Grep patterns of this code base's own names and phrases.
-Per case, one warm-up run, then ``--runs`` timed processes fed a recorded PreToolUse
-payload; the hook's whole wall time is what it adds (the tool itself runs unchanged).
-References measured in the same run: a bare interpreter (``python -c pass``) and the
-literal tool, ``grep -rn PATTERN .``. Prints a table and writes ``bench/out/hook.json``.
+Per case, one warm-up run (which also byte-compiles the modules, into the scratch
+directory, as an installed scrydb has them), then ``--runs`` timed processes fed a
+recorded PreToolUse payload, the cases taking turns; the hook's whole wall time is what
+it adds (the tool itself runs unchanged). References measured in the same run: a bare
+interpreter (``python -c pass``), the literal tool (``grep -rn PATTERN .``) and the same
+lexical search from the CLI (``scry search --mode lexical``, a fresh process each time).
+Prints a table and writes ``bench/out/hook.json``.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +45,9 @@ PATTERNS = (
     "query vector cache",
     "learned fusion weights",
 )
+#: Patterns searched once before the timing (their query vectors are cached): the
+#: dense leg joins the lexical one for these.
+CACHED = ("vector cache", "watcher debounce", "hook limit", "chunk windows")
 #: A pattern the hook passes through (a regular expression): its floor cost.
 REGEX = r"def\s+\w+\(self"
 
@@ -70,8 +78,22 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if any(r.ok is False for r in res.rows) else 0
 
 
+@dataclass
+class Case:
+    """One kind of process timed: a hook call (``payload`` set) or a reference command."""
+
+    name: str
+    command: Callable[[int], list[str]]
+    payload: Callable[[int], dict[str, Any]] | None = None
+    cwd: Path | None = None
+    expect: str | None = None  #: what an answered hook call prints
+    times: list[float] = field(default_factory=list)
+    answered: int = 0
+
+
 def run(work: Path, runs: int, copies: int) -> Results:
-    """Build the corpus and index, then time every case."""
+    """Build the corpus and index, then time every case, round-robin (a load that comes and
+    goes on a shared machine then falls on every case alike)."""
     from scrydb.install import hook
 
     (work / "cache").mkdir()
@@ -81,52 +103,76 @@ def run(work: Path, runs: int, copies: int) -> Results:
     print(f"hook bench: {res.machine['cpu']}, load {res.machine['load_start']}", flush=True)
     root = corpus(work / "code", copies)
     env = bench_env(work)
+    # Byte-compiled modules, as an installed scrydb has them (an environment that sets
+    # PYTHONDONTWRITEBYTECODE would otherwise compile every module in every process);
+    # kept in the scratch directory, not the checkout.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
     chunks = index(root)
+    _cache_query_vectors(root, CACHED)
+    unindexed = work / "unindexed"
+    unindexed.mkdir()
+    subprocess.run(["git", "init", "-q", str(unindexed)], check=True)
     res.extra.update(chunks=chunks, copies=copies, runs=runs, limit_s=hook.LIMIT_S)
     print(f"  corpus: {chunks} chunks ({copies} copies of this checkout's Python)", flush=True)
-    sec = "hook"
-    bare = _times([sys.executable, "-c", "pass"], None, root, env, runs)
-    res.add(sec, "reference: python -c pass", pct(bare, 50) * 1e3, "ms")
-    grep = [
-        _time(["grep", "-rn", PATTERNS[i % len(PATTERNS)], "."], None, root, env)
-        for i in range(runs)
-    ]
-    res.add(sec, "reference: grep -rn PATTERN . (the literal tool)", pct(grep, 50) * 1e3, "ms")
-    ref = pct(bare, 50) * 1e3
 
-    def case(name: str, tool_input: Any, mode: str = "augment", fresh_session: bool = False,
-             cwd: Path = root, expect: str | None = "additionalContext") -> None:  # fmt: skip
-        times, answered = [], 0
-        for i in range(runs + 1):
-            inp = tool_input(i) if callable(tool_input) else tool_input
-            session = f"bench-{i}" if fresh_session else "bench"
-            data = _payload(inp, cwd, session)
-            secs, out = _hook(data, mode, cwd, env)
-            if i == 0:
-                continue  # warm-up
-            times.append(secs)
-            answered += expect is not None and expect in out
-        p50, p90 = pct(times, 50) * 1e3, pct(times, 90) * 1e3
-        note = f"p90 {p90:.0f} ms; answered {answered}/{runs}"
-        # An answer that comes after the hook's own limit is never seen: pure cost.
-        limit_ms = hook.LIMIT_S * 1e3
-        target, ok = (
-            (f"p90 < {limit_ms:.0f} ms (the limit)", p90 < limit_ms) if expect else ("", None)
+    def hook_cmd(mode: str) -> Callable[[int], list[str]]:
+        return lambda i: [
+            sys.executable,
+            "-m",
+            "scrydb.install.hook",
+            "pre-tool-use",
+            "--mode",
+            mode,
+        ]
+
+    def grep(
+        patterns: tuple[str, ...], cwd: Path = root, fresh: bool = False
+    ) -> Callable[[int], dict[str, Any]]:
+        return lambda i: _payload(
+            {"pattern": patterns[i % len(patterns)], "output_mode": "content"},
+            cwd,
+            f"bench-{i}" if fresh else "bench",
         )
-        res.add(sec, name, p50, "ms", ref, "python -c pass", target=target, ok=ok, note=note)
 
-    def grep_of(i: int) -> dict[str, Any]:
-        return {"pattern": PATTERNS[i % len(PATTERNS)], "output_mode": "content"}
-
-    case("hook: pass-through (regex pattern)", {"pattern": REGEX}, expect=None)
-    case("hook: augment, lexical (no cached vector)", grep_of)
-    _cache_query_vectors(root)
-    case("hook: augment, lexical + dense (cached vector)", grep_of)
-    case("hook: redirect (deny with the hits)", grep_of, "redirect", True, expect="deny")
-    bare_repo = work / "unindexed"
-    bare_repo.mkdir()
-    subprocess.run(["git", "init", "-q", str(bare_repo)], check=True)
-    case("hook: no index (fails open)", grep_of, cwd=bare_repo, expect=None)
+    lexical = [sys.executable, "-m", "scrydb.cli", "search", "--mode", "lexical", "--no-sync"]
+    cases = [
+        Case("reference: python -c pass", lambda i: [sys.executable, "-c", "pass"]),
+        Case("reference: grep -rn PATTERN . (the literal tool)",
+             lambda i: ["grep", "-rn", PATTERNS[i % len(PATTERNS)], "."]),
+        Case("reference: scry search --mode lexical (a fresh CLI)",
+             lambda i: [*lexical, PATTERNS[i % len(PATTERNS)]]),
+        Case("hook: pass-through (a regular expression)", hook_cmd("augment"),
+             lambda i: _payload({"pattern": REGEX}, root, "bench")),
+        Case("hook: augment, lexical (no cached vector)", hook_cmd("augment"), grep(PATTERNS),
+             expect="additionalContext"),
+        Case("hook: redirect, lexical (deny with the hits)", hook_cmd("redirect"),
+             grep(PATTERNS, fresh=True), expect='"deny"'),
+        Case("hook: augment, lexical + dense (cached vector)", hook_cmd("augment"), grep(CACHED),
+             expect="additionalContext"),
+        Case("hook: no index (fails open)", hook_cmd("augment"), grep(PATTERNS, unindexed),
+             cwd=unindexed),
+    ]  # fmt: skip
+    for i in range(runs + 1):  # the first round warms up
+        for c in cases:
+            data = c.payload(i) if c.payload else None
+            secs, out = _run(c.command(i), json.dumps(data) if data else None, c.cwd or root, env)
+            if i:
+                c.times.append(secs)
+                c.answered += c.expect is not None and c.expect in out
+    ref = pct(cases[0].times, 50) * 1e3
+    limit_ms = hook.LIMIT_S * 1e3
+    for c in cases:
+        p50, p90 = pct(c.times, 50) * 1e3, pct(c.times, 90) * 1e3
+        if c.payload is None:
+            res.add("hook", c.name, p50, "ms", note=f"p90 {p90:.0f} ms")
+            continue
+        # An answer that comes after the hook's own limit is never seen: pure cost.
+        answers = c.expect is not None
+        target = f"p90 < {limit_ms:.0f} ms (the limit)" if answers else ""
+        note = f"p90 {p90:.0f} ms" + (f"; answered {c.answered}/{runs}" if answers else "")
+        ok = p90 < limit_ms if answers else None
+        res.add("hook", c.name, p50, "ms", ref, "python -c pass", target, ok, note)
     res.machine["load_end"] = loadavg()
     return res
 
@@ -156,12 +202,12 @@ def index(root: Path) -> int:
         return ix.status(check_stale=False, check_git=False).chunks
 
 
-def _cache_query_vectors(root: Path) -> None:
+def _cache_query_vectors(root: Path, patterns: tuple[str, ...]) -> None:
     """Search each pattern once, as ``scry search`` would: its query vector is cached."""
     import scrydb
 
     with scrydb.open(root, embedder=UnitVectors()) as ix:
-        for p in PATTERNS:
+        for p in patterns:
             ix.search(p, k=5)
 
 
@@ -178,26 +224,13 @@ def _payload(tool_input: dict[str, Any], cwd: Path, session: str) -> dict[str, A
     }
 
 
-def _hook(data: dict[str, Any], mode: str, cwd: Path, env: dict[str, str]) -> tuple[float, str]:
-    cmd = [sys.executable, "-m", "scrydb.install.hook", "pre-tool-use", "--mode", mode]
+def _run(cmd: list[str], stdin: str | None, cwd: Path, env: dict[str, str]) -> tuple[float, str]:
+    """(wall seconds, stdout) of one process."""
     t0 = time.perf_counter()
     out = subprocess.run(
-        cmd, input=json.dumps(data), cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+        cmd, input=stdin, cwd=cwd, env=env, capture_output=True, text=True, timeout=60
     )
     return time.perf_counter() - t0, out.stdout
-
-
-def _time(cmd: list[str], stdin: str | None, cwd: Path, env: dict[str, str]) -> float:
-    t0 = time.perf_counter()
-    subprocess.run(cmd, input=stdin, cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
-    return time.perf_counter() - t0
-
-
-def _times(
-    cmd: list[str], stdin: str | None, cwd: Path, env: dict[str, str], n: int
-) -> list[float]:
-    _time(cmd, stdin, cwd, env)  # warm-up
-    return [_time(cmd, stdin, cwd, env) for _ in range(n)]
 
 
 if __name__ == "__main__":
