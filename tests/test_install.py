@@ -623,3 +623,16 @@ def test_the_hook_command_scry_install_writes_runs(
     spec = json.loads(shell.stdout)["hookSpecificOutput"]
     assert spec["hookEventName"] == "PreToolUse" and spec["permissionDecision"] == "deny"
     assert "retry.py:1-2" in spec["permissionDecisionReason"]
+
+
+def test_instructions_pasted_by_hand_are_not_added_twice(places: tuple[Path, Path]) -> None:
+    home, project = places
+    pasted = "# Agents\n\n" + USAGE
+    (project / "AGENTS.md").write_text(pasted)
+    where = where_for("project", home, project)
+    changes = plan.plan_install(agents.get("codex"), where)
+    doc = next(c for c in changes if c.path.name == "AGENTS.md")
+    assert not doc.changed and "without scry's markers" in doc.note
+    plan.apply(changes, where)
+    plan.apply(plan.plan_uninstall(agents.get("codex"), where), where)
+    assert (project / "AGENTS.md").read_text() == pasted  # not ours: left alone

@@ -102,8 +102,15 @@ def plan_install(
                 f"{where.show(doc.path)} has a `BEGIN scry` marker without its `END scry`: "
                 "fix the block by hand; nothing was written"
             )
-        prefix = doc.prefix if before is None else ""
-        files.write(doc.path, markers.set_block(before or "", USAGE, prefix), "usage instructions")
+        heading = USAGE.splitlines()[0]
+        if before is not None and markers.span(before) is None and heading in before:
+            # The text pasted by hand (docs/agents.md once said to): not ours to replace.
+            note = f"it already has `{heading}` without scry's markers: left as it is"
+            files.write(doc.path, before, "usage instructions", note)
+        else:
+            prefix = doc.prefix if before is None else ""
+            new = markers.set_block(before or "", USAGE, prefix)
+            files.write(doc.path, new, "usage instructions")
     if agent.hooks is not None:
         spot = agent.hooks(where)
         current = files.read(spot.path) or ""
