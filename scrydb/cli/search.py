@@ -134,6 +134,8 @@ def search_cmd(
         query, path = None, query  # scry search --query-file F PATH
     elif query_file is not None and query is not None:
         raise ScryError("give the query as QUERY or with --query-file, not both")
+    if query is None and query_file is None:  # a usage error, as for any missing argument
+        raise click.UsageError("Missing argument 'QUERY' (or --query-file FILE, or - for stdin).")
     text = read_query(query, query_file)
     clean_query(text)  # an empty query is an error before any index is opened
     if path and not Path(path).exists() and not any(ch in path for ch in "*?["):
