@@ -9,10 +9,11 @@ is given."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
-from synth_repo import FakeEmbedder, write_synth
+from synth_repo import FakeEmbedder, function_text, write_synth
 
 import scrydb
 from scrydb.config import Config
@@ -64,6 +65,28 @@ def test_estimate_counts_the_texts_the_index_embeds(tmp_path: Path) -> None:
     }
     assert est.chunks == rep.chunks_written and est.to_embed == embedded
     assert est.seconds_embed == pytest.approx(embedded / 10.0)
+
+
+def test_estimate_samples_the_whole_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tree a little over ESTIMATE_SAMPLE files is sampled over all of it, not its
+    first files: here the first half (code, a dozen texts per file) and the second (plain
+    text of the same size, one text each) differ twelvefold in texts per byte."""
+    monkeypatch.setattr(sys.modules["scrydb.sync.estimate"], "ESTIMATE_SAMPLE", 20)
+    repo = tmp_path / "mixed"
+    repo.mkdir()
+    (repo / ".scry.toml").write_text("")
+    for i in range(15):
+        code = "\n\n".join(function_text(i * 10 + j) for j in range(6))
+        (repo / f"a_{i:02}.py").write_text(code, encoding="utf-8")
+        words = " ".join(f"note{i}word{k}" for k in range(len(code) // 12))
+        (repo / f"b_{i:02}.txt").write_text(words[: len(code)] + "\n", encoding="utf-8")
+    config = Config()
+    config.index.shared_cache = False
+    est = estimate(repo, config, rate=10.0, rate_measured=True)
+    fake = FakeEmbedder()
+    with scrydb.open(repo, db=tmp_path / "m.db", config=config, embedder=fake) as ix:
+        ix.sync()
+    assert abs(est.texts - len(fake.texts)) <= 0.1 * len(fake.texts), (est, len(fake.texts))
 
 
 def test_estimate_honours_skip_secrets(tmp_path: Path) -> None:

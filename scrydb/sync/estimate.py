@@ -56,8 +56,14 @@ def estimate(
     repository has most of them)."""
     files = walk(root, config.index).files
     total = sum(f.size for f in files)
-    step = max(1, len(files) // ESTIMATE_SAMPLE)
-    sample = files[::step][:ESTIMATE_SAMPLE]
+    n = len(files)
+    # Spread evenly over the whole (sorted) tree: the first ESTIMATE_SAMPLE files alone
+    # would leave out its last folders (tests/, training/), which differ in texts per byte.
+    sample = (
+        [files[i * n // ESTIMATE_SAMPLE] for i in range(ESTIMATE_SAMPLE)]
+        if n > ESTIMATE_SAMPLE
+        else files
+    )
     t0 = time.perf_counter()
     s_bytes = s_chunks = 0
     seen: set[tuple[str, str]] = set()  # (kind, key): one vector each
