@@ -7,8 +7,9 @@ candidate (see FEATURES) and the score is a weighted sum, with the weights fitte
 queries mined from the training packages, never on the golden sets). Penalties enter as
 logs, so a weight of 1 on them keeps the hand ranker's multiplicative meaning.
 
-The weights live in ``fusion.json`` beside this file; ``[search] fusion = "learned"``
-switches to them (evals/RESULTS.md says whether they beat the hand ranker).
+The weights live in ``fusion.json`` beside this file. The learned fusion is the default
+(``[search] fusion = "learned"``); ``fusion = "hand"`` goes back to rank.py's weights
+(evals/RESULTS.md compares the two).
 """
 
 from __future__ import annotations

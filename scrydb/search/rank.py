@@ -17,7 +17,7 @@ import numpy as np
 
 #: (dense weight, lexical weight) by query shape. Identifier and keyword queries lean
 #: lexical: the exact token is the strongest evidence and MiniLM is weak on identifiers.
-#: Questions lean dense (DESIGN.md, from the peers' defaults).
+#: Questions lean dense (the defaults of the code-search tools we compare with).
 WEIGHTS: dict[str, tuple[float, float]] = {
     "identifier": (0.35, 0.65),
     "keyword": (0.35, 0.65),
@@ -187,7 +187,7 @@ class Candidate:
 #: The legs are combined by score, not rank: a convex combination of per-query
 #: normalised scores (BM25 / best BM25; cosine min-max over the pool) plus votes. It
 #: keeps how far ahead a leg's best hit is, which rank fusion throws away: on the four
-#: evals/ sets it beat weighted RRF (k=60, DESIGN.md) by +0.06 MRR@10 and RRF with k=20
+#: evals/ sets it beat weighted RRF (k=60, Cormack et al.) by +0.06 MRR@10 and RRF with k=20
 #: by +0.03 (evals/RESULTS.md).
 #: The weight of one vote (symbol, definition, entry ...) relative to a leg's
 #: normalised score (1.0 for that leg's best hit).
