@@ -1,6 +1,6 @@
-"""The records the chunkers produce: a :class:`Chunk` (a retrievable unit of a file) and
-the :class:`SymbolDef` definitions it holds. The rules they keep are the package's
-contract (:mod:`scrydb.chunk`)."""
+"""The records the chunkers produce: a :class:`Chunk` (a retrievable unit of a file), the
+:class:`SymbolDef` definitions it holds and the :class:`Ref` references it makes. The
+rules they keep are the package's contract (:mod:`scrydb.chunk`)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,41 @@ class SymbolDef:
     line: int  #: 1-based line of the definition (of its name)
 
 
+#: What a :class:`Ref` can be: a call (``f()``, ``obj.m()``, ``new Foo()``,
+#: ``println!``), an imported name, a base class or implemented interface (``extends``,
+#: ``implements``, ``impl Trait for``, a Go embedded field, a Ruby ``include``), a type
+#: used in an annotation or declaration (primitive types are left out), a decorator,
+#: annotation or attribute.
+REF_KINDS = ("call", "import", "inherit", "type", "decorator")
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """A reference a chunk makes to a name defined elsewhere (or in the same file),
+    as written: nothing here is resolved (see :mod:`scrydb.chunk` for the rules)."""
+
+    #: the referenced name, last component: ``send`` of ``self.client.send(...)``,
+    #: ``Path`` of ``pathlib.Path``, ``println!`` of a Rust macro; for an import the
+    #: imported name (``c`` of ``from a.b import c as d``, ``default`` of a JS default
+    #: import, ``*`` of a wildcard or namespace import)
+    name: str
+    kind: str  #: one of :data:`REF_KINDS`
+    line: int  #: 1-based line of the name
+    column: int  #: 1-based column of the name, in characters
+    #: what the name was reached through, as written (line breaks, call arguments,
+    #: subscripts and generic arguments dropped): ``self``, ``this``, ``client``,
+    #: ``self.client``, ``os.path``, ``Foo`` (``Foo::new``), ``a.b()`` (``a.b().c()``);
+    #: None for a bare name
+    qualifier: str | None = None
+    #: for an import: the module or path imported from (``pkg.sub``, ``..pkg``,
+    #: ``./util``, ``github.com/x/y``, ``std::fmt``, ``java.util``, ``x/y.h``), else None
+    module: str | None = None
+    #: for an import: the local name it is bound to when that differs from ``name``
+    #: (``d`` of ``import c as d``, ``x`` of ``import x from``, a Go package alias), else
+    #: None; the file calls the import by ``alias or name``
+    alias: str | None = None
+
+
 @dataclass(slots=True)
 class Chunk:
     """A retrievable unit of a file."""
@@ -33,6 +68,9 @@ class Chunk:
     defs: list[SymbolDef] = field(default_factory=list)
     #: the definitions ``symbol`` names when it names several (``["A", "B"]``), else []
     peers: list[str] = field(default_factory=list)
+    #: the references whose name lies in the chunk's lines, in source order (at most
+    #: ``MAX_REFS_PER_CHUNK`` of :mod:`scrydb.chunk.refs`); tree-sitter chunks only
+    refs: list[Ref] = field(default_factory=list)
 
     def index_names(self) -> list[str]:
         """The chunk's symbols for the lexical index: the one or several its label
