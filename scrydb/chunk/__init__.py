@@ -11,7 +11,9 @@ Contract (relied on by the store, search, ``read`` and ``related``):
   time budget) falls back to windows.
 
 Layout of the package: this module is the contract (and re-exports what callers use);
-:mod:`~scrydb.chunk.records` the :class:`Chunk` and :class:`SymbolDef` records;
+:mod:`~scrydb.chunk.records` the :class:`Chunk`, :class:`SymbolDef` and :class:`Ref`
+records; :mod:`~scrydb.chunk.refs` the references read from the same query as the
+definitions;
 :mod:`~scrydb.chunk.dispatch` :func:`chunk_file`, which picks a chunker per language;
 :mod:`~scrydb.chunk.specs` the per-language table (definition node types, names,
 comments); :mod:`~scrydb.chunk.code` the tree-sitter chunker;
@@ -42,9 +44,43 @@ Rules worth knowing when reading results:
 * a class (or any part of one) and a function outside every class never share a
   chunk: a small function appended after a class stands alone or joins a free
   neighbour (``scrydb.chunk.assemble.can_merge``).
+
+References (``Chunk.refs``, tree-sitter chunks only; text chunks have none):
+
+* a :class:`Ref` is a name the chunk refers to, as written and unresolved: ``name``
+  (the last component: ``send`` of ``self.client.send()``), ``kind`` (one of
+  ``REF_KINDS``: call, import, inherit, type, decorator), ``line`` and ``column``
+  (1-based, the column in characters, at the name), ``qualifier`` (what the name was
+  reached through: ``self``, ``self.client``, ``os.path``, ``Foo`` of ``Foo::new()``,
+  ``a.b()`` of ``a.b().c()``; None for a bare name), and for an import ``module``
+  (``a.b``, ``..pkg``, ``./util``, ``github.com/x/y``, ``std::fmt``) and ``alias``
+  (the local name when it differs: the file uses an import as ``alias or name``);
+* a chunk holds the references whose name lies in its lines, in source order: a
+  call in a nested function belongs to the chunk holding that line, module-level
+  code's to the ``code`` chunk around it; at most ``MAX_REFS_PER_CHUNK``
+  (:mod:`scrydb.chunk.refs`) each;
+* definitions' own names are no references, nor are builtin types (``int``, ``str``,
+  ``string``, ``i32``: :data:`scrydb.chunk.refs.BUILTIN_TYPES` and the grammars'
+  primitive types); where a name is captured twice the stronger kind wins
+  (import, decorator, inherit, call, type);
+* types are read where declarations name them (annotations, parameters, return
+  types, fields; every type identifier in TypeScript, Go, Rust and Java, but not a C
+  or C++ cast or template argument); calls include ``new Foo()`` (name ``Foo``) and
+  Rust macros (``println!``); Go embedded fields, ``impl Trait for``, Ruby
+  ``include`` and Rust ``#[derive(...)]`` are ``inherit``;
+* extraction that runs past the parse's time budget stops, and the chunks keep the
+  references found so far (never a fallback to windows for it).
 """
 
 from scrydb.chunk.dispatch import CHUNKER_VERSION, chunk_file, looks_like_cpp
-from scrydb.chunk.records import Chunk, SymbolDef
+from scrydb.chunk.records import REF_KINDS, Chunk, Ref, SymbolDef
 
-__all__ = ["CHUNKER_VERSION", "Chunk", "SymbolDef", "chunk_file", "looks_like_cpp"]
+__all__ = [
+    "CHUNKER_VERSION",
+    "REF_KINDS",
+    "Chunk",
+    "Ref",
+    "SymbolDef",
+    "chunk_file",
+    "looks_like_cpp",
+]

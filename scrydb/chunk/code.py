@@ -1,7 +1,7 @@
 """Tree-sitter chunker: definitions become chunks, the rest is grouped code.
 
-One parse per file, one query (run in C) that finds every definition, then a walk
-over the statement-level nodes only (the root's children, and the bodies of
+One parse per file, one query (run in C) that finds every definition and every
+reference (:mod:`scrydb.chunk.refs`), then a walk over the statement-level nodes only (the root's children, and the bodies of
 containers that are too big to keep whole) — never over the whole tree, so the
 cost is about the parse plus O(definitions + top-level items).
 
@@ -35,6 +35,7 @@ from tree_sitter_language_pack import get_language, get_parser
 from scrydb.chunk import assemble as asm
 from scrydb.chunk.assemble import Lines, Piece, assemble, pack
 from scrydb.chunk.records import Chunk, SymbolDef
+from scrydb.chunk.refs import attach_refs, find_refs
 from scrydb.chunk.specs import CLASS_KINDS, CONTAINER_KINDS, SYMBOL_ONLY_KINDS, LangSpec
 
 #: Parsing gets this long, plus PARSE_SECONDS_PER_MB per megabyte, before it is
@@ -72,21 +73,32 @@ def _parser(grammar: str) -> Parser:
     return parser
 
 
-#: grammar -> (language, query); the language object must outlive its query.
-_queries: dict[str, tuple[Language, Query]] = {}
+#: grammar -> (language, query, group query); the language must outlive its queries.
+_queries: dict[str, tuple[Language, Query, Query | None]] = {}
 _queries_lock = threading.Lock()
 
 
-def compiled_query(spec: LangSpec) -> Query:
-    """The definitions query of ``spec`` (compiled once per process)."""
+def _compiled(spec: LangSpec) -> tuple[Language, Query, Query | None]:
     entry = _queries.get(spec.grammar)
     if entry is None:
         with _queries_lock:
             entry = _queries.get(spec.grammar)
             if entry is None:
                 lang = get_language(spec.grammar)  # type: ignore[arg-type]
-                entry = _queries[spec.grammar] = (lang, Query(lang, spec.query_source()))
-    return entry[1]
+                groups = Query(lang, spec.ref_groups) if spec.ref_groups.strip() else None
+                entry = _queries[spec.grammar] = (lang, Query(lang, spec.query_source()), groups)
+    return entry
+
+
+def compiled_query(spec: LangSpec) -> Query:
+    """The query of ``spec``: its definitions and references (compiled once per
+    process)."""
+    return _compiled(spec)[1]
+
+
+def group_query(spec: LangSpec) -> Query | None:
+    """The query of ``spec``'s reference groups (:mod:`scrydb.chunk.refs`), if any."""
+    return _compiled(spec)[2]
 
 
 def parse(grammar: str, src: bytes) -> tuple[Tree, float]:
@@ -161,23 +173,24 @@ def _big_errors(root: Node, deadline: float) -> list[tuple[int, int]]:
                 return found
 
 
-def _captures(query: Query, root: Node, deadline: float) -> list[Node]:
-    """The ``@def`` captures of ``query`` under ``root``.
+def query_captures(query: Query, root: Node, deadline: float) -> dict[str, list[Node]]:
+    """The captures of ``query`` under ``root`` by capture name: ``def`` (definitions)
+    and the references' (:mod:`scrydb.chunk.refs`), one pass over the tree.
 
     Query cursors take time quadratic in the size of some error-recovery shapes (an
     ERROR node holding thousands of unmatched brackets: minutes for 1 MB), and a
-    progress callback on ``captures()`` crashes py-tree-sitter 0.26. So a tree with
+    progress callback on a query crashes py-tree-sitter 0.26. So a tree with
     errors is first walked for big ERROR nodes, and those (and their ancestors) are
     queried child by child, with the time budget checked in between.
     """
     if not root.has_error:
-        return QueryCursor(query).captures(root).get("def", [])
+        return QueryCursor(query).captures(root)
     big = _big_errors(root, deadline)
     if not big:
-        return QueryCursor(query).captures(root).get("def", [])
+        return QueryCursor(query).captures(root)
     big.sort()
     starts = [b[0] for b in big]
-    out: list[Node] = []
+    out: dict[str, list[Node]] = {}
     stack = [root]
     calls = 0
     while stack:
@@ -187,22 +200,32 @@ def _captures(query: Query, root: Node, deadline: float) -> list[Node]:
         if i < len(big) and big[i][0] < e and big[i][1] <= e:  # holds a big ERROR
             stack.extend(node.children)
             continue
-        out.extend(QueryCursor(query).captures(node).get("def", ()))
+        for name, nodes in QueryCursor(query).captures(node).items():
+            out.setdefault(name, []).extend(nodes)
         calls += 1
         if calls % 1024 == 0 and time.monotonic() > deadline:
             raise ParseCancelled("query")
     return out
 
 
-def find_defs(root: Node, spec: LangSpec, src: bytes, deadline: float) -> list[Def]:
-    """Every definition under ``root`` with its kind and qualified name, in order.
+def find_defs(
+    root: Node,
+    spec: LangSpec,
+    src: bytes,
+    deadline: float,
+    captures: dict[str, list[Node]] | None = None,
+) -> list[Def]:
+    """Every definition under ``root`` with its kind and qualified name, in order
+    (``captures``: the spec's query already run over ``root``).
 
     Definitions nested deeper than ``MAX_DEF_NESTING`` inside other definitions are
     ignored (no real code does that; naming one may walk parents, O(depth) each).
     """
+    if captures is None:
+        captures = query_captures(compiled_query(spec), root, deadline)
     seen: set[tuple[int, int, str]] = set()
     raw: list[tuple[Node, str]] = []
-    for node in _captures(compiled_query(spec), root, deadline):
+    for node in captures.get("def", ()):
         key = (node.start_byte, node.end_byte, node.type)
         if key in seen:
             continue
@@ -513,7 +536,8 @@ def chunk_code(text: str, spec: LangSpec) -> list[Chunk]:
     src = text.encode("utf-8", "replace")
     tree, deadline = parse(spec.grammar, src)
     root = tree.root_node
-    defs = find_defs(root, spec, src, deadline)
+    captures = query_captures(compiled_query(spec), root, deadline)
+    defs = find_defs(root, spec, src, deadline, captures)
     lines = Lines(text)
     layout = Layout(lines, spec, defs, deadline)
     layout.layout(root, "code", None, False, 0)
@@ -530,7 +554,19 @@ def chunk_code(text: str, spec: LangSpec) -> list[Chunk]:
         peers = asm.peer_names(p)
         symbol = asm.label_text(peers) if peers else p.symbol
         chunks.append(Chunk(p.start + 1, p.end + 1, p.kind, symbol, content, chunk_defs, peers))
+    refs = find_refs(captures, group_query(spec), src, deadline)
+    attach_refs(chunks, refs, src, lines.lines)
     return chunks
 
 
-__all__ = ["Def", "Layout", "ParseCancelled", "chunk_code", "compiled_query", "find_defs", "parse"]
+__all__ = [
+    "Def",
+    "Layout",
+    "ParseCancelled",
+    "chunk_code",
+    "compiled_query",
+    "find_defs",
+    "group_query",
+    "parse",
+    "query_captures",
+]

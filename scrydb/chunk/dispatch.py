@@ -28,9 +28,10 @@ def looks_like_cpp(text: str) -> bool:
     return _CPP_HINTS.search(text, 0, _CPP_SNIFF_CHARS) is not None
 
 
-#: Bump when chunk boundaries, kinds or symbols change: the index fingerprint holds it
-#: and a changed value makes the next sync re-chunk every file.
-CHUNKER_VERSION = "6"
+#: Bump when chunk boundaries, kinds, symbols or references change: the index
+#: fingerprint holds it and a changed value makes the next sync re-chunk every file.
+#: 7: chunks carry their outgoing references (``Chunk.refs``).
+CHUNKER_VERSION = "7"
 
 
 def chunk_file(

@@ -15,7 +15,12 @@ A spec names, for one grammar of tree-sitter-language-pack 0.13:
   items (``#ifdef`` blocks, ``extern "C" {}``);
 * ``unqualified``: definitions that do not prefix the qualified names of what they
   contain (C#/PHP namespaces, Kotlin companion objects);
-* ``name``: how to read a definition's name (dotted for qualified names).
+* ``name``: how to read a definition's name (dotted for qualified names);
+* ``refs``: query patterns capturing the references (calls, imports, bases, types,
+  decorators), tags-style, and ``ref_groups``: those whose captures belong together
+  (an import's name, module and alias), run on the ``@group`` nodes ``refs`` captures;
+  :mod:`scrydb.chunk.refs` says what each capture name means and :mod:`.references`
+  holds them.
 
 Node types were read from real parse trees of this grammar version; ``tests/
 test_chunk.py`` checks that every spec's query compiles.
@@ -126,9 +131,12 @@ class LangSpec:
     unqualified: frozenset[str] = frozenset()
     #: C++-style ``Foo::bar`` definitions outside the class are methods of ``Foo``.
     scoped_methods: bool = False
+    refs: str = ""
+    ref_groups: str = ""
 
     def query_source(self) -> str:
-        """The tree-sitter query capturing every definition as ``@def``."""
+        """The tree-sitter query capturing every definition as ``@def``, then the
+        references (one query: one pass over the tree finds both)."""
         plain = sorted(t for t in self.defs if t not in self.pattern_types)
         alts = " ".join(f"({t})" for t in plain)
-        return (f"[{alts}] @def\n" if plain else "") + self.patterns
+        return (f"[{alts}] @def\n" if plain else "") + self.patterns + "\n" + self.refs

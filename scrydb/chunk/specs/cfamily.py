@@ -9,6 +9,7 @@ from dataclasses import replace
 from tree_sitter import Node
 
 from scrydb.chunk.specs.base import Kind, LangSpec, by_case, clean_name, text_of
+from scrydb.chunk.specs.references import C_REFS, CPP_REFS
 
 # ------------------------------------------------------------------------ C / C++
 
@@ -177,6 +178,7 @@ C = LangSpec(
     comments=frozenset({"comment"}),
     wrappers=frozenset({"declaration", "type_definition"}),
     transparent=_C_TRANSPARENT | {"declaration_list"},
+    refs=C_REFS,
 )
 
 _CPP_DEFS: dict[str, Kind] = {
@@ -198,6 +200,7 @@ CPP = LangSpec(
     ),
     transparent=_C_TRANSPARENT | {"declaration_list"},
     scoped_methods=True,
+    refs=CPP_REFS,
 )
 #: CUDA is C++ with kernels: the same spec over the cuda grammar (derived, never copied).
 CUDA = replace(CPP, grammar="cuda")

@@ -14,6 +14,16 @@ from scrydb.chunk.specs.base import (
     first_child_name,
     text_of,
 )
+from scrydb.chunk.specs.references import (
+    CSHARP_GROUPS,
+    CSHARP_REFS,
+    GO_GROUPS,
+    GO_REFS,
+    JAVA_GROUPS,
+    JAVA_REFS,
+    RUST_GROUPS,
+    RUST_REFS,
+)
 
 # ------------------------------------------------------------------------------ Go
 
@@ -79,6 +89,8 @@ GO = LangSpec(
     name=_go_name,
     comments=frozenset({"comment"}),
     wrappers=frozenset({"type_declaration"}),
+    refs=GO_REFS,
+    ref_groups=GO_GROUPS,
 )
 
 # ---------------------------------------------------------------------------- Rust
@@ -123,6 +135,8 @@ RUST = LangSpec(
     name=_rust_name,
     comments=frozenset({"line_comment", "block_comment"}),
     prefixes=frozenset({"attribute_item"}),
+    refs=RUST_REFS,
+    ref_groups=RUST_GROUPS,
 )
 
 # ---------------------------------------------------------------------------- Java
@@ -158,6 +172,8 @@ JAVA = LangSpec(
 """,
     pattern_types=frozenset({"variable_declarator"}),
     comments=frozenset({"line_comment", "block_comment"}),
+    refs=JAVA_REFS,
+    ref_groups=JAVA_GROUPS,
 )
 
 # ------------------------------------------------------------------------------ C#
@@ -210,6 +226,8 @@ CSHARP = LangSpec(
     comments=frozenset({"comment"}),
     unqualified=frozenset({"namespace_declaration", "file_scoped_namespace_declaration"}),
     transparent=frozenset({"preproc_if", "preproc_region"}),
+    refs=CSHARP_REFS,
+    ref_groups=CSHARP_GROUPS,
 )
 
 # -------------------------------------------------------------------------- Kotlin

@@ -17,6 +17,16 @@ from scrydb.chunk.specs.base import (
     own_text,
     text_of,
 )
+from scrydb.chunk.specs.references import (
+    JAVASCRIPT_GROUPS,
+    JAVASCRIPT_REFS,
+    PYTHON_GROUPS,
+    PYTHON_REFS,
+    RUBY_GROUPS,
+    RUBY_REFS,
+    TYPESCRIPT_GROUPS,
+    TYPESCRIPT_REFS,
+)
 
 # --------------------------------------------------------------------------- Python
 
@@ -62,6 +72,8 @@ PYTHON = LangSpec(
     name=by_type({"identifier": own_text}, field_name()),
     comments=frozenset({"comment"}),
     wrappers=frozenset({"decorated_definition"}),
+    refs=PYTHON_REFS,
+    ref_groups=PYTHON_GROUPS,
 )
 
 # ---------------------------------------------------------------- JavaScript / TS
@@ -215,6 +227,8 @@ JAVASCRIPT = LangSpec(
     comments=frozenset({"comment"}),
     wrappers=_JS_WRAPPERS,
     prefixes=frozenset({"decorator"}),
+    refs=JAVASCRIPT_REFS,
+    ref_groups=JAVASCRIPT_GROUPS,
 )
 
 _TS_DEFS: dict[str, Kind] = {
@@ -240,6 +254,8 @@ TYPESCRIPT = LangSpec(
     comments=frozenset({"comment"}),
     wrappers=_JS_WRAPPERS | {"ambient_declaration"},
     prefixes=frozenset({"decorator"}),
+    refs=TYPESCRIPT_REFS,
+    ref_groups=TYPESCRIPT_GROUPS,
 )
 #: TSX is TypeScript with JSX: the same spec over the tsx grammar (derived, never copied).
 TSX = replace(TYPESCRIPT, grammar="tsx")
@@ -260,6 +276,8 @@ RUBY = LangSpec(
     pattern_types=frozenset({"assignment"}),
     name=by_type({"assignment": field_name("left")}, field_name()),
     comments=frozenset({"comment"}),
+    refs=RUBY_REFS,
+    ref_groups=RUBY_GROUPS,
 )
 
 # ----------------------------------------------------------------------------- PHP
