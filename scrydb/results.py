@@ -37,17 +37,22 @@ class Hit:
     truncated: bool  #: True when the snippet is shorter than the chunk
     chunk_id: int = 0
     explain: dict[str, Any] | None = None  #: component ranks/scores (``--explain``)
+    #: the repository the hit is in, by name (a search over several repositories,
+    #: :func:`scrydb.search_many`); None for a search of one repository
+    repo: str | None = None
 
     @property
     def location(self) -> str:
-        """``path:start-end``."""
-        return f"{self.path}:{self.start_line}-{self.end_line}"
+        """``path:start-end``, or ``repo:path:start-end`` when the hit names its repository."""
+        where = f"{self.path}:{self.start_line}-{self.end_line}"
+        return f"{self.repo}:{where}" if self.repo else where
 
     def to_json(self) -> dict[str, Any]:
-        """The stable JSON form of a hit."""
+        """The stable JSON form of a hit (``explain`` and ``repo`` only when set)."""
         d = asdict(self)
-        if d["explain"] is None:
-            del d["explain"]
+        for key in ("explain", "repo"):
+            if d[key] is None:
+                del d[key]
         return d
 
 
@@ -68,10 +73,13 @@ class Results(list[Hit]):
         #: chunks still waiting for embeddings (found lexically only meanwhile)
         self.pending: int = 0
         self.timings: dict[str, float] = {}
+        #: a search over several repositories: each searched repository's name (as its
+        #: hits give it in ``Hit.repo``) -> its root; empty for a search of one
+        self.repos: dict[str, str] = {}
 
     def to_json(self) -> dict[str, Any]:
-        """The stable JSON form of a result list."""
-        return {
+        """The stable JSON form of a result list (``repos`` only when set)."""
+        out: dict[str, Any] = {
             "query": self.query,
             "shape": self.shape,
             "hits": [h.to_json() for h in self],
@@ -81,6 +89,9 @@ class Results(list[Hit]):
             "missing": self.missing,
             "legs": self.legs,
         }
+        if self.repos:
+            out["repos"] = self.repos
+        return out
 
 
 @dataclass
