@@ -16,6 +16,7 @@ from scrydb.results import Hit, Match, ReadResult, Results
 
 if TYPE_CHECKING:
     from scrydb.index import Index, Status, find_root, open
+    from scrydb.multi import search_many
     from scrydb.sync import SyncReport
 
 __version__ = "0.1.0"
@@ -27,6 +28,7 @@ _LAZY = {
     "Status": "scrydb.index",
     "find_root": "scrydb.index",
     "open": "scrydb.index",
+    "search_many": "scrydb.multi",
     "SyncReport": "scrydb.sync",
 }
 
@@ -55,4 +57,5 @@ __all__ = [
     "__version__",
     "find_root",
     "open",
+    "search_many",
 ]
