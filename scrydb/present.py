@@ -19,6 +19,7 @@ from scrydb.paths import split_target
 from scrydb.results import READ_MAX_LINES, Hit, Match, ReadResult, Results
 
 if TYPE_CHECKING:
+    from scrydb.catalog import IndexedRepo
     from scrydb.index import Index
     from scrydb.status import Status
     from scrydb.sync import SyncReport
@@ -50,6 +51,9 @@ def _c(text: str, code: str, colour: bool) -> str:
 #: How a truncated hit tells the reader to get the whole chunk (the MCP server passes
 #: its own wording: the ``read`` tool instead of the CLI).
 CLI_READ_HINT = "  … (scry read {path}:{start}-{end} for the whole chunk)"
+#: ... and a hit of a search over several repositories (its root is in the
+#: "repositories:" line), in the CLI and the tools alike.
+REPO_READ_HINT = "  … (the whole chunk: lines {start}-{end} of {path} in {repo})"
 
 
 def format_hit(
@@ -61,7 +65,8 @@ def format_hit(
 ) -> str:
     """One hit as text; ``read_hint`` (with ``{path}``, ``{start}``, ``{end}``) ends a
     truncated one."""
-    head = _c(f"{show_name(hit.path)}:{hit.start_line}-{hit.end_line}", "35", colour)
+    where = f"{show_name(hit.path)}:{hit.start_line}-{hit.end_line}"
+    head = _c(f"{show_name(hit.repo)}:{where}" if hit.repo else where, "35", colour)
     label = show_name(" ".join(x for x in (hit.kind, hit.symbol or "") if x))
     lines = [f"{head}  {_c(label, '1', colour)}".rstrip()]
     if explain and hit.explain:
@@ -87,7 +92,10 @@ def format_hit(
         else:
             lines.append(text.rstrip())
     if hit.truncated and read_hint:
-        hint = read_hint.format(path=show_name(hit.path), start=hit.start_line, end=hit.end_line)
+        template = REPO_READ_HINT if hit.repo else read_hint
+        hint = template.format(
+            path=show_name(hit.path), start=hit.start_line, end=hit.end_line, repo=hit.repo
+        )
         lines.append(_c(hint, "2", colour))
     return "\n".join(lines)
 
@@ -106,6 +114,8 @@ def format_notes(res: Results) -> list[str]:
         out.append("note: weak match: nothing scored well; the answer may not be in the index")
     if res.suggestions:
         out.append("did you mean: " + ", ".join(res.suggestions))
+    if res.repos:
+        out.append("repositories: " + ", ".join(f"{n} ({r})" for n, r in res.repos.items()))
     return out
 
 
@@ -323,6 +333,31 @@ def duration(s: float) -> str:
     if s < 1:
         return "1s"
     return f"{s:.0f}s" if s < 90 else f"{s / 60:.0f} min" if s < 5400 else f"{s / 3600:.1f} h"
+
+
+def repos_lines(entries: list[IndexedRepo]) -> list[str]:
+    """``scry repos`` as text: per index its name, root, freshness, chunks and model
+    (or why it could not be read), in aligned columns."""
+    rows = []
+    for e in entries:
+        if e.error:
+            rows.append((e.name, e.root or "?", f"unreadable: {e.error}", "", ""))
+            continue
+        fresh = (
+            f"synced {duration(max(0.0, time.time() - e.last_sync))} ago"
+            if e.last_sync
+            else "first index not completed"
+        )
+        if not e.root_exists:
+            fresh = f"root gone ({fresh})"
+        rows.append(
+            (e.name, e.root or "?", fresh, f"{e.chunks or 0} chunks", e.model or "no model yet")
+        )
+    widths = [max((len(show_name(r[i])) for r in rows), default=0) for i in range(4)]
+    return [
+        "  ".join(show_name(c).ljust(w) for c, w in zip(r, [*widths, 0], strict=True)).rstrip()
+        for r in rows
+    ]
 
 
 def status_lines(st: Status, service: list[str] | None = None) -> list[str]:
