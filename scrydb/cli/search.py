@@ -23,6 +23,7 @@ from scrydb.cli.common import (
     search_scope,
 )
 from scrydb.errors import ScryError
+from scrydb.results import Results
 
 #: Most bytes a query read from stdin or a file may have: a long issue with its tracebacks
 #: is tens of KB; a bigger input is a log or the wrong file.
@@ -93,6 +94,17 @@ def read_query(query: str | None, query_file: str | None) -> str:
     is_flag=True,
     help="A first index waits for its embeddings instead of leaving them to a background indexer.",
 )
+@click.option(
+    "--repo",
+    "repos",
+    multiple=True,
+    metavar="PATH|NAME",
+    help="Search this repository instead (repeatable): a directory, an index file, or the "
+    "name of an indexed repository; the lists merge by rank.",
+)
+@click.option(
+    "--all-repos", is_flag=True, help="Search every indexed repository whose root exists."
+)
 @json_option
 @db_option
 def search_cmd(
@@ -108,6 +120,8 @@ def search_cmd(
     mode: str,
     no_rerank: bool,
     no_background: bool,
+    repos: tuple[str, ...],
+    all_repos: bool,
     as_json: bool,
     db: str | None,
     config: str | None,
@@ -119,6 +133,11 @@ def search_cmd(
     search (changed files only). QUERY `-` reads the query from stdin and
     `--query-file FILE` from a file: a whole issue, error message or traceback.
 
+    `--repo` (repeatable) and `--all-repos` search other indexed repositories instead,
+    each with its own index and model, as they are (no sync; `scry repos` lists them),
+    the lists merged by rank; each hit names its repository (`repo:path:start-end`) and
+    `--path` is relative to each root.
+
     \b
     Example:
       scry search "where does the CLI start"
@@ -126,6 +145,8 @@ def search_cmd(
       scry search parseConfig --lang ts --json
       pbpaste | scry search -
       scry search --query-file issue.md src/
+      scry search "retry backoff" --repo . --repo ../client-lib
+      scry search TokenBucket --all-repos --json
     """
 
     from scrydb.search.query import clean_query
@@ -138,6 +159,19 @@ def search_cmd(
         raise click.UsageError("Missing argument 'QUERY' (or --query-file FILE, or - for stdin).")
     text = read_query(query, query_file)
     clean_query(text)  # an empty query is an error before any index is opened
+    if repos or all_repos:
+        if path:
+            raise ScryError(
+                "PATH narrows a search of one repository; with --repo or --all-repos narrow "
+                "with --path (relative to each root)"
+            )
+        if db:
+            raise ScryError("--db names one repository's index; give an index file as --repo FILE")
+        res = _search_repos(
+            text, repos, all_repos, limit, lang, path_filter, explain, mode, not no_rerank
+        )
+        _emit(res, as_json, budget, explain)
+        return
     if path and not Path(path).exists() and not any(ch in path for ch in "*?["):
         raise ScryError(f"no such path: {path}")
     with open_index(None, db, config, near=path, must_exist=no_sync) as ix:
@@ -152,20 +186,64 @@ def search_cmd(
             mode=mode,
             rerank=not no_rerank,
         )
-        if budget:
-            render = (lambda r: present.json_text(r.to_json())) if as_json else None
-            present.fit_budget(res, budget, render=render)
-        if as_json:
-            emit_json(res.to_json())
-        else:
-            if res:
-                click.echo(
-                    present.format_results(res, present.use_colour(sys.stdout), explain=explain)
-                )
-            for line in present.format_notes(res):
-                click.echo(line, err=True)
-        if not res or res.missing:  # nothing, or the name asked for exists nowhere
-            raise SystemExit(EXIT_NO_RESULTS)
+        _emit(res, as_json, budget, explain)
+
+
+def _emit(res: Results, as_json: bool, budget: int | None, explain: bool) -> None:
+    """A search's answer: JSON or text on stdout (fitted to ``budget`` tokens), notes on
+    stderr; exit 1 when nothing was found or the name asked for exists nowhere."""
+    if budget:
+        render = (lambda r: present.json_text(r.to_json())) if as_json else None
+        present.fit_budget(res, budget, render=render)
+    if as_json:
+        emit_json(res.to_json())
+    else:
+        if res:
+            click.echo(present.format_results(res, present.use_colour(sys.stdout), explain=explain))
+        for line in present.format_notes(res):
+            click.echo(line, err=True)
+    if not res or res.missing:  # nothing, or the name asked for exists nowhere
+        raise SystemExit(EXIT_NO_RESULTS)
+
+
+def _search_repos(
+    text: str,
+    repos: tuple[str, ...],
+    all_repos: bool,
+    limit: int | None,
+    lang: str | None,
+    path_filter: str | None,
+    explain: bool,
+    mode: str,
+    rerank: bool,
+) -> Results:
+    """``--repo``/``--all-repos``: the repositories named (a name that matches none is an
+    error) searched together (:func:`scrydb.multi.search_many`); one that cannot be
+    searched is a note, and none at all an error."""
+    from scrydb import catalog
+    from scrydb.config import SearchConfig
+    from scrydb.multi import search_many
+
+    sources = [catalog.resolve_repo(r) for r in repos]
+    if all_repos:
+        sources += catalog.all_repo_sources()
+        if not sources:
+            from scrydb.paths import cache_dir
+
+            raise ScryError(f"no indexed repository in {cache_dir()}: run `scry index` in one")
+    res = search_many(
+        sources,
+        text,
+        k=limit or SearchConfig().limit,
+        lang=lang,
+        path=path_filter,
+        explain=explain,
+        mode=mode,
+        rerank=rerank,
+    )
+    if not res.repos:
+        raise ScryError("no repository could be searched: " + "; ".join(res.notes))
+    return res
 
 
 @click.command("read")
