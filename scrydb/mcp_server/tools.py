@@ -13,6 +13,7 @@ from pydantic import Field, ValidationError
 
 from scrydb import langs, present
 from scrydb.errors import ScryError
+from scrydb.mcp_server.repos import ReposArg, RepoSearch
 from scrydb.mcp_server.service import MAX_HITS, MAX_MATCHES, ScryService, _Cancel
 from scrydb.paths import split_target
 
@@ -89,6 +90,7 @@ def build_server(svc: ScryService) -> MCPServer:
 
 def _add_search(mcp: MCPServer, svc: ScryService) -> None:
     """Register the ``search`` tool on ``mcp``."""
+    across = RepoSearch(svc)
 
     @mcp.tool(
         annotations=_RO, structured_output=False, description=present.TOOL_DESCRIPTIONS["search"]
@@ -103,11 +105,14 @@ def _add_search(mcp: MCPServer, svc: ScryService) -> None:
         limit: Limit = 10,
         lang: LangFilter = None,
         path: PathFilter = None,
+        repos: ReposArg = None,
         ctx: Context | None = None,
     ) -> str:
         """The ``search`` tool (description: present.TOOL_DESCRIPTIONS)."""
 
         def work(cancel: _Cancel) -> str:
+            if repos:
+                return across.answer(cancel, repos, query, limit, lang, path)
             notes = svc.await_index(cancel)
             res = svc.with_reader(
                 cancel, lambda ix: ix.search(query, k=limit, lang=lang, path=path)
