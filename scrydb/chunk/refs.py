@@ -24,7 +24,9 @@ capture, tags-style:
 * ``@group``: a node whose references need captures that belong together (an import's
   name, ``@module`` and ``@alias``; ``@fn``, the function a pattern needs to be called
   for it to count: ``require``, ``include``, ``derive``, since queries cannot test
-  text). The spec's ``ref_groups`` query runs on each such node, match by match.
+  text). The spec's ``ref_groups`` query runs on each such node, match by match;
+  on a ``@group.fn`` node only when its first bytes name such a function (most
+  ``f("...")`` calls and ``#[attr(...)]`` attributes are not ``require``/``derive``).
 
 Captures, not matches, for the bulk: a match costs Python objects per match, and
 references are most of what a file's query finds. When one name is captured by
@@ -59,6 +61,9 @@ _FN_ALLOWED = {
     "import": frozenset({"require", "require_relative", "load", "autoload"}),
     "inherit": frozenset({"include", "extend", "prepend", "derive"}),
 }
+#: ``@group.fn`` nodes are queried only when their first bytes hold one of these.
+_FN_HINTS = tuple(sorted({n.encode() for names in _FN_ALLOWED.values() for n in names}))
+_FN_HEAD = 4096
 #: Builtin and primitive types that grammars write as plain identifiers (Python
 #: annotations, Go, C typedefs): never references to the repository's code.
 BUILTIN_TYPES = frozenset(
@@ -83,7 +88,7 @@ _SIMPLE_SPLIT = re.compile(
 _SPACE = re.compile(r"\s+")
 #: Spaces beside punctuation go (``a\n  .b`` -> ``a.b``); between words one stays
 #: (``new Widget()``).
-_PUNCT_SPACE = re.compile(r" ?([^\w\s$]) ?")
+_PUNCT_SPACE = re.compile(r" (?=[^\w\s$])|(?<=[^\w\s$]) ")
 _PARENS = re.compile(r"\([^()]*\)")
 _BRACKETS = re.compile(r"\[[^\[\]]*\]")
 _GENERICS = re.compile(r"(?:::)?<[^<>]*>")
@@ -111,10 +116,17 @@ def _tidy(text: str, cut: bool) -> str | None:
     generic arguments (``a.b(x).c`` -> ``a.b().c``), its tail kept when long."""
     if not cut and (text.isidentifier() or _SIMPLE_PATH.match(text)):
         return text
-    t = _PUNCT_SPACE.sub(r"\1", _SPACE.sub(" ", text.strip()))
+    t = text.strip()
+    if " " in t or "\n" in t or "\t" in t:
+        t = _PUNCT_SPACE.sub("", _SPACE.sub(" ", t))
     for _ in range(8):  # innermost groups first, each to one placeholder character
         before = t
-        t = _GENERICS.sub("", _BRACKETS.sub("\x01", _PARENS.sub("\x00", t)))
+        if "(" in t:
+            t = _PARENS.sub("\x00", t)
+        if "[" in t:
+            t = _BRACKETS.sub("\x01", t)
+        if "<" in t:
+            t = _GENERICS.sub("", t)
         if t == before:
             break
     t = _TRAILING_SEP.sub("", t.replace("\x00", "()").replace("\x01", "[]"))
@@ -310,13 +322,21 @@ def find_refs(
                 skips.update(n.start_byte for n in nodes)
             elif mode in ("", "q"):
                 _names(nodes, rank, kind, qual_end if mode else None, src, best, deadline)
+            elif mode in ("path", "macro") and kind != "import" and kind != "skip":
+                _paths(nodes, rank, kind, mode, src, best, deadline)
             else:
                 for node in nodes:
                     _collect(kind, mode, node, {}, src, best, skips)
-        elif key == "group" and groups is not None:
+        elif key.startswith("group") and groups is not None:
+            hinted = key == "group.fn"
             for count, node in enumerate(nodes):
                 if count % 256 == 255 and time.monotonic() > deadline:
                     break
+                if hinted:  # only worth a query when it names one of the functions
+                    s = node.start_byte
+                    e = min(node.end_byte, s + _FN_HEAD)
+                    if not any(src.find(h, s, e) >= 0 for h in _FN_HINTS):
+                        continue
                 for _, group in QueryCursor(groups).matches(node):
                     for gkey, gnodes in group.items():
                         ginfo = _KEYS.get(gkey)
@@ -384,13 +404,53 @@ def _names_block(
             best[start] = (rank, missing, row, col, start, name, kind, qualifier, None, None)
 
 
+def _paths(
+    nodes: list[Node],
+    rank: int,
+    kind: str,
+    mode: str,
+    src: bytes,
+    best: dict[int, _Raw],
+    deadline: float,
+) -> None:
+    """Qualified names (``a::b::f``, ``pkg.Type``, a macro ``tokio::select``), the plain
+    ones in one tight loop, the rest (generic arguments, line breaks, long paths)
+    through :func:`_collect`."""
+    builtin = BUILTIN_TYPES if kind in ("type", "inherit") else frozenset()
+    suffix = "!" if mode == "macro" else ""
+    simple = _SIMPLE_SPLIT.match
+    for count, n in enumerate(nodes):
+        if count % _CLOCK_EVERY == _CLOCK_EVERY - 1 and time.monotonic() > deadline:
+            return
+        s, e = n.start_byte, n.end_byte
+        m = simple(src[s:e].decode("utf-8", "replace")) if e - s <= READ_BYTES else None
+        if m is None:
+            _collect(kind, mode, n, {}, src, best, set())
+            continue
+        name = m.group(2)
+        if name in builtin:
+            continue
+        start = e - (len(name) if name.isascii() else len(name.encode("utf-8", "replace")))
+        qualifier = m.group(1)
+        missing = 2 if qualifier is None else 1
+        cur = best.get(start)
+        if cur is None or rank < cur[0] or (rank == cur[0] and missing < cur[1]):
+            row, end_col = n.end_point  # a plain path is on one row
+            best[start] = (
+                rank, missing, row, end_col - (e - start), start, name + suffix, kind, qualifier,
+                None, None,
+            )  # fmt: skip
+
+
 def _qualifier(node: Node, src: bytes) -> str | None:
     """The qualifier ``node`` as written, tidied (see :func:`_tidy`)."""
     s, e = node.start_byte, node.end_byte
     if e - s > READ_BYTES:
         return _tidy(*_text(node, src))
     text = src[s:e].decode("utf-8", "replace")
-    return text if text.isidentifier() else _tidy(text, False)
+    if text.isidentifier() or _SIMPLE_PATH.match(text):
+        return text
+    return _tidy(text, False)
 
 
 def _collect(

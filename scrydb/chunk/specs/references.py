@@ -57,9 +57,9 @@ _JS_REFS = """
 (import_statement source: (_)) @group
 (export_statement source: (_)) @group
 (call_expression function: (import) arguments: (arguments . (string) @import.path))
-(call_expression function: (identifier) arguments: (arguments . (string))) @group
+(call_expression function: (identifier) arguments: (arguments . (string))) @group.fn
 (variable_declarator
-  value: (call_expression function: (identifier) arguments: (arguments . (string)))) @group
+  value: (call_expression function: (identifier) arguments: (arguments . (string)))) @group.fn
 """
 _JS_GROUPS = """
 (import_statement (import_clause (identifier) @import.default) source: (string) @module)
@@ -163,7 +163,7 @@ RUST_REFS = """
 (trait_item bounds: (trait_bounds (scoped_type_identifier) @inherit.path))
 (attribute_item (attribute . (identifier) @decorator))
 (attribute_item (attribute . (scoped_identifier) @decorator.path))
-(attribute_item (attribute . (identifier) arguments: (token_tree))) @group
+(attribute_item (attribute . (identifier) arguments: (token_tree))) @group.fn
 (type_identifier) @type
 (scoped_type_identifier) @type.path
 (struct_item name: (_) @skip)
@@ -301,7 +301,7 @@ RUBY_REFS = """
 (call receiver: (_) @qualifier method: (identifier) @call.q)
 (call !receiver method: (identifier) @call)
 (call !receiver method: (identifier)
-  arguments: (argument_list . [(string) (constant) (scope_resolution)])) @group
+  arguments: (argument_list . [(string) (constant) (scope_resolution)])) @group.fn
 (superclass (constant) @inherit)
 (superclass (scope_resolution) @inherit.path)
 """
