@@ -134,6 +134,27 @@ CREATE TRIGGER IF NOT EXISTS symbol_names_ad AFTER DELETE ON symbol_names BEGIN
     INSERT INTO symbol_trigrams(symbol_trigrams, rowid, name) VALUES ('delete', old.id, old.name);
 END;
 
+-- The code graph's raw references (issue 44): each chunk's outgoing references as the
+-- chunker found them (calls, imports, base classes, type uses, decorators). They are
+-- written and deleted with their chunk, in the same transaction, so a killed sync leaves
+-- no half-written graph; names are resolved to definitions when asked (search/graph.py),
+-- so an edit to a definition is seen by every reference at once.
+CREATE TABLE IF NOT EXISTS refs (
+    chunk_id  INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+    file_id   INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    name      TEXT NOT NULL,               -- as written, last component: send
+    norm      TEXT NOT NULL,               -- normalise_name(name), as symbols.norm
+    kind      TEXT NOT NULL,               -- call, import, inherit, type, decorator
+    line      INTEGER NOT NULL,            -- 1-based line of the reference site
+    col       INTEGER NOT NULL,            -- 1-based column of the name
+    qualifier TEXT,                        -- what it was reached through: self, client, os.path
+    module    TEXT,                        -- for imports: the module or path imported from
+    alias     TEXT                         -- for imports: the local name (import x as y)
+);
+CREATE INDEX IF NOT EXISTS refs_norm ON refs(norm);
+CREATE INDEX IF NOT EXISTS refs_chunk ON refs(chunk_id);
+CREATE INDEX IF NOT EXISTS refs_file ON refs(file_id);
+
 -- Files seen but not indexed, with the stat that decided it, so an unchanged skipped
 -- file is not read again and `scry status` can count the reasons.
 CREATE TABLE IF NOT EXISTS skipped (

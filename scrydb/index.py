@@ -22,6 +22,7 @@ from scrydb.embed import Embedder, IndexEmbedders
 from scrydb.errors import IndexError_, ScryError
 from scrydb.paths import default_db_path, filter_path, find_root, storable
 from scrydb.results import READ_MAX_LINES, Match, ReadResult, Results
+from scrydb.search.codegraph import CodeGraph
 from scrydb.search.engine import SearchEngine
 from scrydb.status import Status
 from scrydb.store import IndexWriteError, Store, friendly_errors, sqlitefile
@@ -306,6 +307,12 @@ class Index:
             if indexed_files.has(self.store, path):
                 return path
         return safe_relpath(path)
+
+    @property
+    def graph(self) -> CodeGraph:
+        """The code graph of this index: ``callers``, ``callees``, ``refs`` and ``map``
+        (:class:`~scrydb.search.codegraph.CodeGraph`)."""
+        return CodeGraph(self.store, self.root)
 
     @_file_errors
     def locate(

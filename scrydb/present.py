@@ -209,7 +209,9 @@ TOOL_INSTRUCTIONS = (
     "scry: ranked code search over one repository ({root}). For any question about this "
     "code (where / how / what is X), call `search` first, then `read` a hit to see all of "
     "it; `locate` finds exact strings; `related` finds similar code; `status` says how "
-    "fresh the index is. Paths are relative to the repository root."
+    "fresh the index is; `map` shows the most central definitions (read it first in an "
+    "unfamiliar repository); `callers`, `callees` and `refs` follow the code graph. Paths "
+    "are relative to the repository root."
 )
 
 #: What each tool is for, in the words the agent reads (few words: they cost context in
@@ -238,6 +240,24 @@ TOOL_DESCRIPTIONS = {
     "status": (
         "What is indexed and how fresh: files, chunks, pending embeddings, the background "
         "sync and the file watcher."
+    ),
+    "callers": (
+        "Who calls a definition: symbol (`parse`, `Client.send`) or `path:line`. Each row "
+        "is the call site and the definition around it, with the resolution's confidence "
+        "(ambiguous calls list their candidates). Use instead of grepping for a name."
+    ),
+    "callees": (
+        "What a definition calls (symbol or `path:line`), each call resolved to the "
+        "definition it reaches, with a confidence."
+    ),
+    "refs": (
+        "A symbol's definitions and every reference to it: calls, imports, base classes, "
+        "type uses, decorators."
+    ),
+    "map": (
+        "A map of the repository: its most central definitions (PageRank over the "
+        "references) with their signatures, within a token budget; `path` or `symbols` "
+        "focus it. Call it first in an unfamiliar repository."
     ),
 }
 
@@ -534,3 +554,44 @@ def reuse_summary(rep: SyncReport) -> str:
         f", about {duration(rep.seconds_saved)} of model time saved" if rep.seconds_saved else ""
     )
     return "; " + " and ".join(parts) + saved
+
+
+# -- the code graph ----------------------------------------------------------------------
+
+
+def _def_text(d: Any) -> str:
+    return f"{show_name(d.path)}:{d.line} {d.kind} {d.symbol}"
+
+
+def _ref_line(r: Any, what: str) -> str:
+    """One reference row: the site and its definition, then what it resolves to."""
+    site = f"{show_name(r.path)}:{r.line}  {r.symbol or '(module level)'}"
+    named = f"{r.qualifier}.{r.name}" if r.qualifier else r.name
+    indent = "  " * (r.depth - 1)
+    if r.target is not None:
+        to = _def_text(r.target) if what != "callers" else r.target.symbol
+        tail = f"{r.kind} {named} -> {to}  ({r.confidence:.2f})"
+    elif r.candidates:
+        alts = ", ".join(_def_text(c) for c in r.candidates[:4])
+        more = f" +{len(r.candidates) - 4} more" if len(r.candidates) > 4 else ""
+        tail = f"{r.kind} {named} -> ambiguous ({r.confidence:.2f} each): {alts}{more}"
+    else:
+        tail = f"{r.kind} {named} -> not defined in the index"
+    return f"{indent}{site}  {tail}"
+
+
+def format_graph(what: str, defs: list[Any], rows: list[Any], colour: bool = False) -> str:
+    """``scry callers`` / ``scry callees`` as text: the definitions asked about, then one
+    line per reference (indented by depth)."""
+    head = f"{what} of " + "; ".join(_def_text(d) for d in defs)
+    if not rows:
+        return head + f"\n  (no {what} found in the index)"
+    return "\n".join([head, *(_ref_line(r, what) for r in rows)])
+
+
+def format_refs(result: Any, colour: bool = False) -> str:
+    """``scry refs`` as text: the definitions, then every reference."""
+    lines = ["definitions:", *(f"  {_def_text(d)}" for d in result.definitions)]
+    lines.append(f"references ({len(result.references)}):")
+    lines += [f"  {_ref_line(r, 'refs')}" for r in result.references]
+    return "\n".join(lines)

@@ -23,7 +23,7 @@ from sample_repo import write_repo
 import scrydb
 from scrydb.tokencount import TokenCounter
 
-TOOLS = {"search", "read", "related", "locate", "status"}
+TOOLS = {"search", "read", "related", "locate", "status", "map", "callers", "callees", "refs"}
 SECRET = "TOP-SECRET-CONTENT-5d41"
 #: Longest wait for background work (model load + embedding on a slow CI machine).
 DEADLINE_S = 180.0

@@ -144,12 +144,25 @@ def main(argv: list[str] | None = None) -> None:
 
 def _register() -> None:
     from scrydb.cli.eval import eval_cmd
+    from scrydb.cli.graph import callees_cmd, callers_cmd, map_cmd, refs_cmd
     from scrydb.cli.index import index_cmd
     from scrydb.cli.repos import repos_cmd
     from scrydb.cli.search import locate_cmd, read_cmd, related_cmd, search_cmd
     from scrydb.cli.status import status_cmd
 
-    for cmd in (index_cmd, search_cmd, status_cmd, read_cmd, related_cmd, locate_cmd, eval_cmd):
+    for cmd in (
+        index_cmd,
+        search_cmd,
+        status_cmd,
+        read_cmd,
+        related_cmd,
+        locate_cmd,
+        callers_cmd,
+        callees_cmd,
+        refs_cmd,
+        map_cmd,
+        eval_cmd,
+    ):
         cli.add_command(cmd)
     cli.add_command(repos_cmd)
 

@@ -73,7 +73,7 @@ class _Server(MCPServer):
 
 
 def build_server(svc: ScryService) -> MCPServer:
-    """The MCP server with scry's five tools over ``svc``."""
+    """The MCP server with scry's tools over ``svc``."""
     mcp = _Server(
         "scry",
         instructions=present.TOOL_INSTRUCTIONS.format(root=svc.root),
@@ -85,6 +85,7 @@ def build_server(svc: ScryService) -> MCPServer:
     _add_related(mcp, svc)
     _add_locate(mcp, svc)
     _add_status(mcp, svc)
+    _add_graph(mcp, svc)
     return mcp
 
 
@@ -220,6 +221,75 @@ def _add_status(mcp: MCPServer, svc: ScryService) -> None:
             return "\n".join(present.status_lines(svc.status(), svc.service_lines()))
 
         return await svc.run(ctx, "status", work)
+
+
+Target = Annotated[
+    str,
+    Field(description="A symbol (`parse`, `Client.send`) or a definition's `path:line`."),
+]
+Depth = Annotated[int, Field(ge=1, le=5, description="Steps to follow (callers of callers).")]
+
+
+def _add_graph(mcp: MCPServer, svc: ScryService) -> None:
+    """Register the code-graph tools (``callers``, ``callees``, ``refs``, ``map``)."""
+
+    def answer(ctx: Context | None, label: str, fn: Any) -> Any:
+        def work(cancel: _Cancel) -> str:
+            svc.await_index(cancel)
+            return str(svc.with_reader(cancel, fn))
+
+        return svc.run(ctx, label, work)
+
+    @mcp.tool(
+        annotations=_RO, structured_output=False, description=present.TOOL_DESCRIPTIONS["callers"]
+    )
+    async def callers(target: Target, depth: Depth = 1, ctx: Context | None = None) -> str:
+        """The ``callers`` tool."""
+        return await answer(
+            ctx,
+            "callers",
+            lambda ix: present.format_graph("callers", *ix.graph.callers(target, depth)),
+        )
+
+    @mcp.tool(
+        annotations=_RO, structured_output=False, description=present.TOOL_DESCRIPTIONS["callees"]
+    )
+    async def callees(target: Target, depth: Depth = 1, ctx: Context | None = None) -> str:
+        """The ``callees`` tool."""
+        return await answer(
+            ctx,
+            "callees",
+            lambda ix: present.format_graph("callees", *ix.graph.callees(target, depth)),
+        )
+
+    @mcp.tool(
+        annotations=_RO, structured_output=False, description=present.TOOL_DESCRIPTIONS["refs"]
+    )
+    async def refs(target: Target, ctx: Context | None = None) -> str:
+        """The ``refs`` tool."""
+        return await answer(ctx, "refs", lambda ix: present.format_refs(ix.graph.refs(target)))
+
+    @mcp.tool(
+        annotations=_RO, structured_output=False, description=present.TOOL_DESCRIPTIONS["map"]
+    )
+    async def map(
+        path: PathFilter = None,
+        symbols: Annotated[list[str] | None, Field(description="Symbols to focus on.")] = None,
+        budget: Annotated[
+            int, Field(ge=50, le=20_000, description="About this many tokens.")
+        ] = 1024,
+        ctx: Context | None = None,
+    ) -> str:
+        """The ``map`` tool."""
+        from scrydb.search.repomap import format_map
+
+        return await answer(
+            ctx,
+            "map",
+            lambda ix: (
+                format_map(ix.graph.map(path, symbols, budget)) or "(no definitions indexed)"
+            ),
+        )
 
 
 def _version() -> str:

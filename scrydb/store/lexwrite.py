@@ -17,6 +17,7 @@ def clear(store: Store) -> None:
     c = store.conn
     c.execute("DELETE FROM chunks_fts")
     c.execute("DELETE FROM symbols")
+    c.execute("DELETE FROM refs")
     c.execute("DELETE FROM chunk_windows")  # (the cascade would, row by row)
     c.execute("DELETE FROM chunks")
     c.execute("DELETE FROM files")
@@ -89,21 +90,24 @@ def chunks_of_file(store: Store, fid: int) -> list[tuple[int, int, int, str, str
 
 
 def delete_chunks(store: Store, ids: Sequence[tuple[int]]) -> None:
-    """Chunks (as 1-tuples of ids) with their FTS rows and symbols."""
+    """Chunks (as 1-tuples of ids) with their FTS rows, symbols and references."""
     c = store.conn
     c.executemany("DELETE FROM chunks_fts WHERE rowid = ?", ids)
     c.executemany("DELETE FROM symbols WHERE chunk_id = ?", ids)
+    c.executemany("DELETE FROM refs WHERE chunk_id = ?", ids)
     c.executemany("DELETE FROM chunks WHERE id = ?", ids)
 
 
 def move_chunks(store: Store, moves: Sequence[tuple[int, int]]) -> None:
-    """(line offset, chunk id): kept chunks whose lines moved, with their symbols."""
+    """(line offset, chunk id): kept chunks whose lines moved, with their symbols and
+    references."""
     c = store.conn
     c.executemany(
         "UPDATE chunks SET start_line = start_line + ?1, end_line = end_line + ?1 WHERE id = ?2",
         moves,
     )
     c.executemany("UPDATE symbols SET line = line + ?1 WHERE chunk_id = ?2", moves)
+    c.executemany("UPDATE refs SET line = line + ?1 WHERE chunk_id = ?2", moves)
 
 
 def insert_chunk(
@@ -111,10 +115,13 @@ def insert_chunk(
     row: tuple[int, int, int, str, str | None, str, str, int | None, int],
     fts: tuple[str, str, str, str],
     symbols: Sequence[tuple[str, str, str, str, int]],
+    refs: Sequence[tuple[str, str, str, int, int, str | None, str | None, str | None]] = (),
 ) -> int:
     """A chunk (file id, start, end, kind, symbol, content, text hash, vector id, entry),
-    its FTS row (symbol, stem, path, body) and its definitions (name, norm, qualified name,
-    kind, line); its id."""
+    its FTS row (symbol, stem, path, body), its definitions (name, norm, qualified name,
+    kind, line) and its references (name, norm, kind, line, column, qualifier, module,
+    alias);
+    its id."""
     c = store.conn
     c.execute(
         "INSERT INTO chunks(file_id, start_line, end_line, kind, symbol, content, text_hash, "
@@ -133,6 +140,12 @@ def insert_chunk(
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             [(n, norm, q, k, fid, cid, ln) for n, norm, q, k, ln in symbols],
         )
+    if refs:
+        c.executemany(
+            "INSERT INTO refs(chunk_id, file_id, name, norm, kind, line, col, qualifier, "
+            "module, alias) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(cid, row[0], *r) for r in refs],
+        )
     return cid
 
 
@@ -146,6 +159,7 @@ def delete_file_chunks(store: Store, fid: int) -> tuple[list[str], int]:
         "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE file_id = ?)", (fid,)
     )
     c.execute("DELETE FROM symbols WHERE file_id = ?", (fid,))
+    c.execute("DELETE FROM refs WHERE file_id = ?", (fid,))
     c.execute("DELETE FROM chunks WHERE file_id = ?", (fid,))
     return names, n
 

@@ -19,7 +19,7 @@ from scrydb.errors import IndexError_
 from scrydb.store import sqlitefile
 
 #: Bump on any change to schema.sql; a file with a newer version is refused.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 #: Statements that bring a file of schema N to N + 1 while keeping its data (above all
 #: its vectors, which cost minutes to hours to recompute). An older file without a path
 #: to SCHEMA_VERSION is rebuilt from nothing (the next sync says so in one line).
@@ -45,6 +45,9 @@ MIGRATIONS: dict[int, str] = {
     4: """
     ALTER TABLE embeddings ADD COLUMN origin INTEGER;
     """,
+    # 6: the code graph's references (table refs, made by schema.sql; the chunker's new
+    # version re-chunks every file, which fills it).
+    5: "SELECT 1",
 }
 #: ``PRAGMA application_id`` of scrydb files ("SCRY"): tells our files from others.
 APPLICATION_ID = 0x53435259

@@ -10,7 +10,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from scrydb import tokens
-from scrydb.chunk import Chunk
+from scrydb.chunk import Chunk, Ref
 from scrydb.chunk.entry import ENTRY_SHAPES
 from scrydb.store import Store, lexwrite
 from scrydb.sync.base import (
@@ -261,6 +261,7 @@ class LexicalPhase(Phase):
                     tokens.index_text(ch.content),
                 ),
                 names,
+                [_ref_row(r) for r in ch.refs],
             )
             if emb is not None:
                 self.report.chunks_reused += 1
@@ -284,3 +285,10 @@ class LexicalPhase(Phase):
         self._names_gone.clear()
 
     # -- orphan vectors ----------------------------------------------------------------
+
+
+def _ref_row(r: Ref) -> tuple[str, str, str, int, int, str | None, str | None, str | None]:
+    """A reference as its ``refs`` row (name, norm, kind, line, column, qualifier, module,
+    alias)."""
+    n = r.name
+    return (n, tokens.normalise_name(n), r.kind, r.line, r.column, r.qualifier, r.module, r.alias)

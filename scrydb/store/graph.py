@@ -1,0 +1,151 @@
+"""Read operations of the code graph (search/graph.py): references by name, by chunk and
+by file, and the definitions they may resolve to. Rows are plain tuples."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scrydb.store.db import Store
+
+#: (chunk id, file id, path, name, kind, line, column, qualifier, module)
+RefRow = tuple[int, int, str, str, str, int, int, str | None, str | None]
+#: (chunk id, file id, path, name, qualified name, kind, line)
+DefRow = tuple[int, int, str, str, str, str, int]
+
+_REF_COLS = "r.chunk_id, r.file_id, f.path, r.name, r.kind, r.line, r.col, r.qualifier, r.module"
+_DEF_COLS = "s.chunk_id, s.file_id, f.path, s.name, s.qualname, s.kind, s.line"
+
+
+def refs_named(store: Store, norm: str, limit: int) -> list[RefRow]:
+    """References whose normalised name is ``norm`` (any kind), by path and line."""
+    rows: list[Any] = store.rows(
+        f"SELECT {_REF_COLS} FROM refs r JOIN files f ON f.id = r.file_id "
+        "WHERE r.norm = ? ORDER BY f.path, r.line, r.col LIMIT ?",
+        (norm, limit),
+    )
+    return rows
+
+
+def aliases_of(store: Store, name: str) -> list[tuple[int, str]]:
+    """(file id, local alias) of every import of ``name`` under another name
+    (``import {add as plus}``): the alias is what the file's calls say."""
+    rows: list[Any] = store.rows(
+        "SELECT DISTINCT file_id, alias FROM refs WHERE kind = 'import' AND name = ? "
+        "AND alias IS NOT NULL AND alias != name",
+        (name,),
+    )
+    return rows
+
+
+def refs_of_chunk(store: Store, chunk_id: int) -> list[RefRow]:
+    """A chunk's references in source order."""
+    rows: list[Any] = store.rows(
+        f"SELECT {_REF_COLS} FROM refs r JOIN files f ON f.id = r.file_id "
+        "WHERE r.chunk_id = ? ORDER BY r.line, r.col",
+        (chunk_id,),
+    )
+    return rows
+
+
+def imports_of_file(store: Store, file_id: int) -> list[tuple[str, str | None, str | None]]:
+    """(name, module, local alias) of a file's import references."""
+    rows: list[Any] = store.rows(
+        "SELECT name, module, alias FROM refs WHERE file_id = ? AND kind = 'import'", (file_id,)
+    )
+    return rows
+
+
+def inherits_of_chunk(store: Store, chunk_id: int) -> list[str]:
+    """The base names a chunk's class definitions name (``inherit`` references)."""
+    return [
+        r[0]
+        for r in store.rows(
+            "SELECT name FROM refs WHERE chunk_id = ? AND kind = 'inherit'", (chunk_id,)
+        )
+    ]
+
+
+def definitions_named(store: Store, norm: str, limit: int) -> list[DefRow]:
+    """Definitions whose normalised name is ``norm``."""
+    rows: list[Any] = store.rows(
+        f"SELECT {_DEF_COLS} FROM symbols s JOIN files f ON f.id = s.file_id "
+        "WHERE s.norm = ? ORDER BY f.path, s.line LIMIT ?",
+        (norm, limit),
+    )
+    return rows
+
+
+def definitions_qualified(store: Store, qualname: str, limit: int) -> list[DefRow]:
+    """Definitions with exactly this qualified name (``Client.send``)."""
+    rows: list[Any] = store.rows(
+        f"SELECT {_DEF_COLS} FROM symbols s JOIN files f ON f.id = s.file_id "
+        "WHERE s.qualname = ? ORDER BY f.path, s.line LIMIT ?",
+        (qualname, limit),
+    )
+    return rows
+
+
+def definitions_of_chunk(store: Store, chunk_id: int) -> list[DefRow]:
+    """The definitions a chunk holds, by line."""
+    rows: list[Any] = store.rows(
+        f"SELECT {_DEF_COLS} FROM symbols s JOIN files f ON f.id = s.file_id "
+        "WHERE s.chunk_id = ? ORDER BY s.line",
+        (chunk_id,),
+    )
+    return rows
+
+
+def chunk_at(store: Store, path: str, line: int) -> tuple[int, int, int, str | None] | None:
+    """(chunk id, start, end, symbol) of the chunk of ``path`` holding ``line``."""
+    row = store.rows(
+        "SELECT c.id, c.start_line, c.end_line, c.symbol FROM chunks c "
+        "JOIN files f ON f.id = c.file_id WHERE f.path = ? AND c.start_line <= ? "
+        "AND c.end_line >= ? LIMIT 1",
+        (path, line, line),
+    )
+    return tuple(row[0]) if row else None
+
+
+def chunk_span(store: Store, chunk_id: int) -> tuple[int, int, str | None] | None:
+    """(start, end, symbol) of a chunk."""
+    row = store.rows("SELECT start_line, end_line, symbol FROM chunks WHERE id = ?", (chunk_id,))
+    return tuple(row[0]) if row else None
+
+
+def all_paths(store: Store) -> list[tuple[int, str]]:
+    """(file id, path) of every indexed file."""
+    rows: list[Any] = store.rows("SELECT id, path FROM files")
+    return rows
+
+
+def has_refs(store: Store) -> bool:
+    """Whether the index holds any reference (an index made before the graph has none)."""
+    return store.scalar("SELECT 1 FROM refs LIMIT 1") is not None
+
+
+def all_definitions(store: Store, limit: int) -> list[DefRow]:
+    """Every definition (at most ``limit``), by path and line."""
+    rows: list[Any] = store.rows(
+        f"SELECT {_DEF_COLS} FROM symbols s JOIN files f ON f.id = s.file_id "
+        "ORDER BY f.path, s.line LIMIT ?",
+        (limit,),
+    )
+    return rows
+
+
+def all_refs(store: Store, kinds: tuple[str, ...], limit: int) -> list[RefRow]:
+    """Every reference of these kinds (at most ``limit``)."""
+    marks = ",".join("?" * len(kinds))
+    rows: list[Any] = store.rows(
+        f"SELECT {_REF_COLS} FROM refs r JOIN files f ON f.id = r.file_id "
+        f"WHERE r.kind IN ({marks}) LIMIT ?",
+        (*kinds, limit),
+    )
+    return rows
+
+
+def chunk_text(store: Store, chunk_id: int) -> tuple[int, str] | None:
+    """(start line, content) of a chunk."""
+    row = store.rows("SELECT start_line, content FROM chunks WHERE id = ?", (chunk_id,))
+    return (int(row[0][0]), str(row[0][1])) if row else None
