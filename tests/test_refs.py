@@ -588,9 +588,9 @@ def test_columns_count_characters() -> None:
     text = 'def f():\n    "é".join(ümlaut()).strip()\n    a.b().c()\n'
     refs = all_refs(chunk_file("u.py", text, "python"))
     assert [(r.name, r.line, r.column, r.qualifier) for r in refs] == [
-        ("join", 2, 9, '"é"'),
+        ("join", 2, 9, '""'),
         ("ümlaut", 2, 14, None),
-        ("strip", 2, 24, '"é".join()'),
+        ("strip", 2, 24, '"".join()'),
         ("b", 3, 7, "a"),
         ("c", 3, 11, "a.b()"),
     ]
@@ -604,7 +604,8 @@ def test_qualifiers_as_written() -> None:
                 .with_x(1)
                 .build())
             table[key].update(x)
-            "".join(parts)
+            ", ".join(parts)
+            fetch(url, lambda r: (r.ok, {"a": 1})).then(done)
         """
     )
     refs = all_refs(chunk_file("q.py", text, "python"))
@@ -614,11 +615,17 @@ def test_qualifiers_as_written() -> None:
         ("build", "Builder().with_x()"),
         ("update", "table[]"),
         ("join", '""'),
+        ("fetch", None),
+        ("then", "fetch()"),
     ]
     long_receiver = "def g():\n    " + "x" * 300 + ".go()\n"
     (ref,) = all_refs(chunk_file("q.py", long_receiver, "python"))
     assert ref.name == "go" and ref.qualifier is not None
     assert ref.qualifier.startswith("…") and len(ref.qualifier) <= refs_mod.MAX_QUALIFIER + 1
+    # Only the tail of a long receiver is read: what follows its last unmatched bracket.
+    js = "f(function () {\n" + "  step();\n" * 60 + "}).then(done);\n"
+    then = [r for r in all_refs(chunk_file("q.js", js, "javascript")) if r.name == "then"]
+    assert [r.qualifier for r in then] == ["…()"]
 
 
 def test_import_forms() -> None:

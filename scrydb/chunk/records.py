@@ -40,10 +40,11 @@ class Ref:
     kind: str  #: one of :data:`REF_KINDS`
     line: int  #: 1-based line of the name
     column: int  #: 1-based column of the name, in characters
-    #: what the name was reached through, as written (line breaks, call arguments,
-    #: subscripts and generic arguments dropped): ``self``, ``this``, ``client``,
-    #: ``self.client``, ``os.path``, ``Foo`` (``Foo::new``), ``a.b()`` (``a.b().c()``);
-    #: None for a bare name
+    #: what the name was reached through, as written (line breaks, comments, string
+    #: contents, call arguments, subscripts and generic arguments dropped): ``self``,
+    #: ``this``, ``client``, ``self.client``, ``os.path``, ``Foo`` (``Foo::new``),
+    #: ``a.b()`` (``a.b().c()``), ``""`` (``", ".join``); ``…`` starts one whose
+    #: beginning was not read (a long receiver); None for a bare name
     qualifier: str | None = None
     #: for an import: the module or path imported from (``pkg.sub``, ``..pkg``,
     #: ``./util``, ``github.com/x/y``, ``std::fmt``, ``java.util``, ``x/y.h``), else None

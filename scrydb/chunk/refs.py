@@ -89,6 +89,13 @@ _SPACE = re.compile(r"\s+")
 #: Spaces beside punctuation go (``a\n  .b`` -> ``a.b``); between words one stays
 #: (``new Widget()``).
 _PUNCT_SPACE = re.compile(r" (?=[^\w\s$])|(?<=[^\w\s$]) ")
+#: A string literal: prefix, quote, contents (triple quotes first; escapes kept in).
+_STRINGS = re.compile(r'([rbfuRBFU]{0,2})("""|\'\'\'|["\'`])(?:\\.|(?!\2)[^\\])*\2', re.DOTALL)
+#: ``/* ... */`` and ``// ...`` to the end of a line (not ``//`` within one line: it
+#: is Python's floor division as often as a comment).
+_COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*\n", re.DOTALL)
+_BRACES = re.compile(r"\{[^{}]*\}")
+_LEADING_PART = re.compile(r"\A[\w$]*(?:\?\.|::|->|\.)?")
 _PARENS = re.compile(r"\([^()]*\)")
 _BRACKETS = re.compile(r"\[[^\[\]]*\]")
 _GENERICS = re.compile(r"(?:::)?<[^<>]*>")
@@ -112,27 +119,51 @@ def _text(node: Node, src: bytes, limit: int = READ_BYTES) -> tuple[str, bool]:
 
 
 def _tidy(text: str, cut: bool) -> str | None:
-    """A qualifier as written, without line breaks, call arguments, subscripts and
-    generic arguments (``a.b(x).c`` -> ``a.b().c``), its tail kept when long."""
+    """A qualifier as written, without line breaks, comments, string contents, call
+    arguments, subscripts and generic arguments (``a.b(x).c`` -> ``a.b().c``,
+    ``"x".join`` -> ``""``); when it was cut (``cut``: only its tail was read) or
+    holds an unmatched bracket, what follows the last one, after an ellipsis
+    (``…().then``), and at most ``MAX_QUALIFIER`` characters of its tail."""
     if not cut and (text.isidentifier() or _SIMPLE_PATH.match(text)):
         return text
     t = text.strip()
-    if " " in t or "\n" in t or "\t" in t:
-        t = _PUNCT_SPACE.sub("", _SPACE.sub(" ", t))
+    if "'" in t or '"' in t or "`" in t:
+        t = _STRINGS.sub(_empty_string, t)
+    if "/" in t:
+        t = _COMMENTS.sub(" ", t)
+    if " " in t or "\n" in t or "\t" in t or "\r" in t:
+        t = _PUNCT_SPACE.sub("", _SPACE.sub(" ", t)).strip()
     for _ in range(8):  # innermost groups first, each to one placeholder character
         before = t
         if "(" in t:
             t = _PARENS.sub("\x00", t)
         if "[" in t:
             t = _BRACKETS.sub("\x01", t)
+        if "{" in t:
+            t = _BRACES.sub("\x02", t)
         if "<" in t:
             t = _GENERICS.sub("", t)
         if t == before:
             break
+    k = max(t.rfind(")"), t.rfind("]"), t.rfind("}"))
+    if k >= 0:  # the rest of a call or literal whose start was not read
+        t = "\x00" + t[k + 1 :] if t[k] == ")" else t[k + 1 :]
+        cut = True
+    elif cut:  # the tail began inside a name: from the next whole one
+        t = _LEADING_PART.sub("", t)
     t = _TRAILING_SEP.sub("", t.replace("\x00", "()").replace("\x01", "[]"))
+    t = t.replace("\x02", "{}")
+    if cut and any(c in t for c in "'\"`\\"):
+        return "…"  # the tail began inside a string: nothing reliable to keep
     if cut or len(t) > MAX_QUALIFIER:
         return "…" + t[-MAX_QUALIFIER:]
     return t or None
+
+
+def _empty_string(m: re.Match[str]) -> str:
+    """A string literal without its contents, its quotes and prefix kept."""
+    q = m.group(2)
+    return m.group(1) + q + q
 
 
 def _strip_generic_tail(b: bytes) -> bytes:
