@@ -26,8 +26,11 @@ from scrydb.store import evidence as ev
 MAX_TERMS = 80
 #: Most names (identifiers for symbol votes) a report gives.
 MAX_NAMES = 40
-#: Most prose segments embedded (a report's first ones: its title and description).
-MAX_SEGMENTS = 6
+#: Most prose segments embedded (a report's first ones: its title and description). Each
+#: costs one query-encoder pass (~0.1-0.2 s on 2 cores): 6 took a 5,000-character report
+#: to 1.6 s, 3 to 0.6 s on a loaded machine (bench/report_bench.py), with the same scores
+#: on the CI subset of evals/reports (file Acc@1/5/10 0.4/0.8/1.0, MRR 0.713 both ways).
+MAX_SEGMENTS = 3
 #: Vote of the chunk around the innermost in-repository traceback frame, and of the
 #: chunks around the other in-repository frames.
 FRAME_VOTE = 2.0
