@@ -41,7 +41,8 @@ def all_refs(chunks: list[Chunk]) -> list[Ref]:
 
 def check_refs(text: str, chunks: list[Chunk]) -> None:
     """Every reference lies in its chunk's lines, in source order, its column at its
-    name (an import at its name, its alias, ``self`` or the quoted path)."""
+    name (an import at its name, its alias, ``self``, Scala's ``_`` or the quoted
+    path)."""
     lines = text.split("\n")
     for c in chunks:
         assert len(c.refs) <= refs_mod.MAX_REFS_PER_CHUNK
@@ -53,7 +54,7 @@ def check_refs(text: str, chunks: list[Chunk]) -> None:
             assert r.kind in REF_KINDS and r.name
             at = lines[r.line - 1][r.column - 1 :]
             if r.kind == "import":
-                starts = (r.name, r.alias or r.name, "self", '"', "'", "<", "`")
+                starts = (r.name, r.alias or r.name, "self", "_", '"', "'", "<", "`")
                 assert at.startswith(starts), (r, at[:30])
             else:
                 assert at.startswith(r.name.rstrip("!")), (r, at[:30])
@@ -308,7 +309,6 @@ CASES = [
             (4, "inherit", "Debug"),
             (4, "inherit", "Clone"),
             (6, "type", "HashMap"),
-            (6, "type", "String"),
             (6, "type", "Connection"),
             (9, "inherit", "Default"),
             (11, "call", "new", "Pool"),
@@ -511,6 +511,136 @@ CASES = [
             (9, "call", "log", "self"),
             (10, "call", "new", "Receipt"),
             (10, "call", "to_json", "Receipt.new()"),
+        ],
+    ),
+    Case(
+        "php",
+        "UserController.php",
+        """
+        <?php
+        namespace App\\Http;
+
+        use App\\Models\\User;
+        use Foo\\Bar as Baz;
+
+        #[Route("/users")]
+        class UserController extends Controller implements Jsonable
+        {
+            public function show(Request $r): User
+            {
+                $this->authorize($r);
+                $u = User::find(1);
+                return new UserResource(helper($u));
+            }
+        }
+        """,
+        [
+            (4, "import", "User", None, "App\\Models"),
+            (5, "import", "Bar", None, "Foo", "Baz"),
+            (7, "decorator", "Route"),
+            (8, "inherit", "Controller"),
+            (8, "inherit", "Jsonable"),
+            (10, "type", "Request"),
+            (10, "type", "User"),
+            (12, "call", "authorize", "$this"),
+            (13, "call", "find", "User"),
+            (14, "call", "UserResource"),
+            (14, "call", "helper"),
+        ],
+    ),
+    Case(
+        "kotlin",
+        "Repo.kt",
+        """
+        package app
+
+        import kotlinx.coroutines.launch
+        import java.io.File as JFile
+
+        @Serializable
+        class Repo(private val db: Db) : Base(), Closeable {
+            fun load(id: Int, opts: Map<String, io.Opts>): User? {
+                this.check(id)
+                val u = db.query(id).first()
+                return User(u)
+            }
+        }
+        """,
+        [
+            (3, "import", "launch", None, "kotlinx.coroutines"),
+            (4, "import", "File", None, "java.io", "JFile"),
+            (6, "decorator", "Serializable"),
+            (7, "type", "Db"),
+            (7, "inherit", "Base"),
+            (7, "inherit", "Closeable"),
+            (8, "type", "Map"),
+            (8, "type", "Opts", "io"),
+            (8, "type", "User"),
+            (9, "call", "check", "this"),
+            (10, "call", "query", "db"),
+            (10, "call", "first", "db.query()"),
+            (11, "call", "User"),
+        ],
+    ),
+    Case(
+        "swift",
+        "Repo.swift",
+        """
+        import Foundation
+
+        @MainActor
+        class Repo: Base, Codable {
+            func load(id: Int, tags: [String: Tag.Kind]) -> User? {
+                self.check(id)
+                let u = db.query(id).first()
+                return User(u)
+            }
+        }
+        """,
+        [
+            (1, "import", "Foundation", None, "Foundation"),
+            (3, "decorator", "MainActor"),
+            (4, "inherit", "Base"),
+            (4, "inherit", "Codable"),
+            (5, "type", "Kind", "Tag"),
+            (5, "type", "User"),
+            (6, "call", "check", "self"),
+            (7, "call", "query", "db"),
+            (7, "call", "first", "db.query()"),
+            (8, "call", "User"),
+        ],
+    ),
+    Case(
+        "scala",
+        "Repo.scala",
+        """
+        import scala.collection.mutable
+        import app.model.{User, Tag => Label, _}
+
+        @deprecated
+        class Repo(db: Db) extends Base with io.Closeable {
+          def load(id: Int): User = {
+            this.check(id)
+            val u = db.query(id).head
+            new Cache(u)
+            User(u)
+          }
+        }
+        """,
+        [
+            (1, "import", "mutable", None, "scala.collection"),
+            (2, "import", "User", None, "app.model"),
+            (2, "import", "Tag", None, "app.model", "Label"),
+            (2, "import", "*", None, "app.model"),
+            (4, "decorator", "deprecated"),
+            (5, "type", "Db"),
+            (5, "inherit", "Base"),
+            (5, "inherit", "Closeable", "io"),
+            (6, "type", "User"),
+            (7, "call", "check", "this"),
+            (8, "call", "query", "db"),
+            (9, "call", "Cache"),
+            (10, "call", "User"),
         ],
     ),
 ]
@@ -724,7 +854,7 @@ def test_every_language_with_refs_compiles_and_is_tested() -> None:
     with_refs = {lang for lang, spec in SPECS.items() if spec.refs.strip()}
     assert tested <= with_refs
     assert {"python", "javascript", "typescript", "tsx", "go", "rust", "java"} <= tested
-    assert {"c", "cpp", "csharp", "ruby"} <= tested
+    assert {"c", "cpp", "csharp", "ruby", "php", "kotlin", "swift", "scala"} <= tested
 
 
 def test_chunker_version_counts_refs() -> None:

@@ -45,7 +45,9 @@ Rules worth knowing when reading results:
   chunk: a small function appended after a class stands alone or joins a free
   neighbour (``scrydb.chunk.assemble.can_merge``).
 
-References (``Chunk.refs``, tree-sitter chunks only; text chunks have none):
+References (``Chunk.refs``) are read for Python, JavaScript, TypeScript/TSX, Go, Rust,
+Java, C#, C, C++ (and CUDA), Ruby, PHP, Kotlin, Swift and Scala; chunks of the other
+grammars (Bash, Lua, Elixir, Haskell, Julia, Solidity) and text chunks have none:
 
 * a :class:`Ref` is a name the chunk refers to, as written and unresolved: ``name``
   (the last component: ``send`` of ``self.client.send()``), ``kind`` (one of
@@ -63,11 +65,11 @@ References (``Chunk.refs``, tree-sitter chunks only; text chunks have none):
   ``string``, ``i32``: :data:`scrydb.chunk.refs.BUILTIN_TYPES` and the grammars'
   primitive types); where a name is captured twice the stronger kind wins
   (import, decorator, inherit, call, type);
-* types are read where declarations name them (annotations, parameters, return
-  types, fields; every type identifier in TypeScript, Go, Rust and Java, but not a C
-  or C++ cast or template argument); calls include ``new Foo()`` (name ``Foo``) and
-  Rust macros (``println!``); Go embedded fields, ``impl Trait for``, Ruby
-  ``include`` and Rust ``#[derive(...)]`` are ``inherit``;
+* types are read where the grammar marks a type: annotations, parameters, return
+  types, fields (C#, C, C++: not a cast or a template argument), every type name
+  elsewhere; calls include ``new Foo()`` (name ``Foo``) and Rust macros
+  (``println!``); Go embedded fields, ``impl Trait for``, Ruby ``include`` and Rust
+  ``#[derive(...)]`` are ``inherit``;
 * extraction that runs past the parse's time budget stops, and the chunks keep the
   references found so far (never a fallback to windows for it).
 """

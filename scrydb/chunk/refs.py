@@ -18,7 +18,8 @@ capture, tags-style:
 * ``@import.default`` / ``@import.all``: the local name of a JS default import
   (name ``default``) / of a namespace import (name ``*``), recorded as the alias;
 * ``@call.macro``: a macro's name (``println`` -> ``println!``);
-* ``@import.rust_use``: a whole Rust ``use`` declaration, read by :func:`_rust_use`;
+* ``@import.rust_use`` / ``@import.scala``: a whole Rust ``use`` / Scala ``import``
+  declaration, read by :func:`_import_tree`;
 * ``@skip`` / ``@skip.path``: a name that is no reference (a definition's own name, the
   package part of a qualified type);
 * ``@group``: a node whose references need captures that belong together (an import's
@@ -39,7 +40,7 @@ from __future__ import annotations
 import re
 import time
 from bisect import bisect_left, bisect_right
-from dataclasses import fields
+from dataclasses import dataclass, fields
 
 from tree_sitter import Node, Query, QueryCursor
 
@@ -74,6 +75,7 @@ BUILTIN_TYPES = frozenset(
     float32 float64 complex64 complex128 comparable Self _
     size_t ssize_t ptrdiff_t intptr_t uintptr_t int8_t int16_t int32_t int64_t
     uint8_t uint16_t uint32_t uint64_t char double long short unsigned signed
+    String Int Long Short Byte Boolean Float Double Char Unit Any Nothing
     """.split()
 )
 #: Source extensions dropped from the name of a path import (``./util.js`` -> ``util``).
@@ -241,16 +243,32 @@ def _member_path(text: str) -> tuple[str | None, str]:
     return text[: m.start()] or None, m.group(1)
 
 
-_USE_TOKEN = re.compile(r"\s*(::|[{},;*]|(?:r#)?[^\W\d]\w*|\S)")
-#: Nesting of ``{}`` lists read in one ``use`` (real code nests two or three).
+_USE_TOKEN = re.compile(r"\s*(::|=>|[{},;*.]|(?:r#)?[^\W\d]\w*|\S)")
+#: Nesting of ``{}`` lists read in one import (real code nests two or three).
 _MAX_USE_DEPTH = 16
 
 
-def _rust_use(node: Node, src: bytes) -> list[tuple[int, str, str | None, str | None]]:
-    """Every name a Rust ``use`` declaration imports: (start byte, name, module, alias),
-    nested lists (``use a::{b::{c, d as e}, f}``), ``self`` and ``*`` included; read
-    from its text (one pass over a few tokens; walking the nodes costs more)."""
-    arg = node.child_by_field_name("argument")
+@dataclass(frozen=True, slots=True)
+class _TreeSyntax:
+    """How a language writes an import tree (``use a::{b, c as d}``)."""
+
+    sep: str  #: between path segments
+    renames: frozenset[str]  #: before an alias
+    wildcards: frozenset[str]
+    self_word: str | None  #: ``a::{self}`` imports ``a``
+
+
+_RUST_USE = _TreeSyntax("::", frozenset({"as"}), frozenset({"*"}), "self")
+_SCALA_IMPORT = _TreeSyntax(".", frozenset({"as", "=>"}), frozenset({"*", "_"}), None)
+_ImportRow = tuple[int, str, str | None, str | None]  # (start byte, name, module, alias)
+
+
+def _import_tree(node: Node, src: bytes, syntax: _TreeSyntax) -> list[_ImportRow]:
+    """Every name an import tree imports (Rust ``use a::{b::{c, d as e}, f}``, Scala
+    ``import a.b.{C, D => E}``): (start byte, name, module, alias), ``self`` and
+    wildcards included; read from the declaration's text (one pass over a few tokens;
+    walking the nodes costs more)."""
+    arg = node.child_by_field_name("argument") if syntax is _RUST_USE else node
     if arg is None:
         return []
     base = arg.start_byte
@@ -260,8 +278,9 @@ def _rust_use(node: Node, src: bytes) -> list[tuple[int, str, str | None, str | 
         (m.group(1), base + (m.start(1) if ascii_text else len(text[: m.start(1)].encode())))
         for m in _USE_TOKEN.finditer(text)
     ]
-    out: list[tuple[int, str, str | None, str | None]] = []
-    _use_tree(tokens, 0, [], out, 0)
+    start = 1 if tokens and tokens[0][0] == "import" else 0
+    out: list[_ImportRow] = []
+    _use_tree(tokens, start, [], out, 0, syntax)
     return out
 
 
@@ -269,12 +288,14 @@ def _use_tree(
     tokens: list[tuple[str, int]],
     i: int,
     prefix: list[str],
-    out: list[tuple[int, str, str | None, str | None]],
+    out: list[_ImportRow],
     depth: int,
+    syntax: _TreeSyntax,
 ) -> int:
-    """Read one use tree from ``tokens[i]`` under the path ``prefix``; return the index
-    after it."""
+    """Read one import tree from ``tokens[i]`` under the path ``prefix``; return the
+    index after it."""
     n = len(tokens)
+    sep = syntax.sep
     segs: list[tuple[str, int]] = []
     while i < n:
         tok, pos = tokens[i]
@@ -282,35 +303,35 @@ def _use_tree(
             i += 1
             inner = prefix + [t for t, _ in segs]
             while i < n and tokens[i][0] != "}" and depth < _MAX_USE_DEPTH:
-                i = _use_tree(tokens, i, inner, out, depth + 1)
+                i = _use_tree(tokens, i, inner, out, depth + 1, syntax)
                 if i < n and tokens[i][0] == ",":
                     i += 1
             return i + 1
-        if tok == "*":
-            out.append((pos, "*", "::".join(prefix + [t for t, _ in segs]) or None, None))
+        if tok in syntax.wildcards:
+            out.append((pos, "*", sep.join(prefix + [t for t, _ in segs]) or None, None))
             return i + 1
-        if tok == "::" and not segs:  # ``use ::serde``: the extern prelude
+        if tok == sep and not segs:  # ``use ::serde``: the extern prelude
             i += 1
             continue
         if not (tok[0].isalpha() or tok[0] == "_"):
-            return i + 1  # not a use tree (``}`` of a malformed list, ``;``)
+            return i + 1  # not an import tree (``}`` of a malformed list, ``;``)
         segs.append((tok, pos))
         i += 1
-        if i < n and tokens[i][0] == "::":
+        if i < n and tokens[i][0] == sep:
             i += 1
             continue
         break
     if not segs:
         return i
     alias = None
-    if i + 1 < n and tokens[i][0] == "as":
+    if i + 1 < n and tokens[i][0] in syntax.renames:
         alias = tokens[i + 1][0]
         i += 2
     path = prefix + [t for t, _ in segs]
     last, pos = segs[-1]
-    if last == "self" and len(path) > 1:  # ``use a::b::{self}`` imports ``b``
+    if last == syntax.self_word and len(path) > 1:  # ``use a::b::{self}`` imports ``b``
         path.pop()
-    out.append((pos, path[-1], "::".join(path[:-1]) or None, alias))
+    out.append((pos, path[-1], sep.join(path[:-1]) or None, alias))
     return i
 
 
@@ -324,7 +345,7 @@ def _raw(node: Node | None, src: bytes) -> str:
 _KEYS = {
     f"{kind}{'.' + mode if mode else ''}": (rank, kind, mode)
     for kind, rank in _RANK.items()
-    for mode in ("", "q", "path", "member", "macro", "default", "all", "rust_use")
+    for mode in ("", "q", "path", "member", "macro", "default", "all", "rust_use", "scala")
 }
 #: Bytes between a qualifier and the name it qualifies: separators and spaces.
 _SEPS = frozenset(b" \t\r\n.:->?&")
@@ -545,8 +566,9 @@ def _collect_import(
     else at the node (a quoted path)."""
     module: str | None = None
     alias: str | None = None
-    if mode == "rust_use":
-        for start, name, module, alias in _rust_use(node, src):
+    if mode in ("rust_use", "scala"):
+        syntax = _RUST_USE if mode == "rust_use" else _SCALA_IMPORT
+        for start, name, module, alias in _import_tree(node, src, syntax):
             _keep(best, node, src, start, name, "import", None, module, alias)
         return
     text = src[node.start_byte : node.end_byte].decode("utf-8", "replace")

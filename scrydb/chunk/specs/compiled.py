@@ -21,8 +21,12 @@ from scrydb.chunk.specs.references import (
     GO_REFS,
     JAVA_GROUPS,
     JAVA_REFS,
+    KOTLIN_GROUPS,
+    KOTLIN_REFS,
     RUST_GROUPS,
     RUST_REFS,
+    SCALA_REFS,
+    SWIFT_REFS,
 )
 
 # ------------------------------------------------------------------------------ Go
@@ -291,6 +295,8 @@ KOTLIN = LangSpec(
     name=_kotlin_name,
     comments=frozenset({"line_comment", "multiline_comment"}),
     unqualified=frozenset({"companion_object"}),
+    refs=KOTLIN_REFS,
+    ref_groups=KOTLIN_GROUPS,
 )
 
 # --------------------------------------------------------------------------- Swift
@@ -349,6 +355,7 @@ SWIFT = LangSpec(
         field_name(),
     ),
     comments=frozenset({"comment", "multiline_comment"}),
+    refs=SWIFT_REFS,
 )
 
 # --------------------------------------------------------------------------- Scala
@@ -390,6 +397,7 @@ SCALA = LangSpec(
         "given_definition": "constant",
     },
     comments=frozenset({"comment", "block_comment"}),
+    refs=SCALA_REFS,
 )
 
 # ------------------------------------------------------------------------- Haskell

@@ -310,3 +310,81 @@ RUBY_GROUPS = """
 (call !receiver method: (identifier) @fn arguments: (argument_list (constant) @inherit))
 (call !receiver method: (identifier) @fn arguments: (argument_list (scope_resolution) @inherit.path))
 """
+
+# ----------------------------------------------------------------------------- PHP
+
+PHP_REFS = """
+(function_call_expression function: (name) @call)
+(function_call_expression function: (qualified_name) @call.path)
+(member_call_expression object: (_) @qualifier name: (name) @call.q)
+(nullsafe_member_call_expression object: (_) @qualifier name: (name) @call.q)
+(scoped_call_expression scope: (_) @qualifier name: (name) @call.q)
+(object_creation_expression (name) @call)
+(object_creation_expression (qualified_name) @call.path)
+(namespace_use_clause !alias (qualified_name) @import.member)
+(namespace_use_clause !alias (name) @import)
+(namespace_use_clause alias: (_)) @group
+(attribute (name) @decorator)
+(attribute (qualified_name) @decorator.path)
+(base_clause (name) @inherit)
+(base_clause (qualified_name) @inherit.path)
+(class_interface_clause (name) @inherit)
+(class_interface_clause (qualified_name) @inherit.path)
+(named_type (name) @type)
+(named_type (qualified_name) @type.path)
+"""
+PHP_GROUPS = """
+(namespace_use_clause [(qualified_name) (name)] @import.member alias: (_) @alias)
+"""
+
+# -------------------------------------------------------------------------- Kotlin
+
+#: A Kotlin ``user_type`` is a dotted path with generic arguments: read as a path.
+KOTLIN_REFS = """
+(call_expression . (simple_identifier) @call)
+(call_expression
+  . (navigation_expression (_) @qualifier (navigation_suffix (simple_identifier) @call.q)))
+(import_header (identifier) @import.member .)
+(import_header [(import_alias) (wildcard_import)]) @group
+(annotation (user_type) @decorator.path)
+(annotation (constructor_invocation (user_type) @decorator.path))
+(delegation_specifier (user_type) @inherit.path)
+(delegation_specifier (constructor_invocation (user_type) @inherit.path))
+(user_type) @type.path
+"""
+KOTLIN_GROUPS = """
+(import_header (identifier) @import.member (import_alias (type_identifier) @alias))
+(import_header (identifier) @module (wildcard_import) @import)
+"""
+
+# --------------------------------------------------------------------------- Swift
+
+SWIFT_REFS = """
+(call_expression . (simple_identifier) @call)
+(call_expression
+  . (navigation_expression
+    target: (_) @qualifier suffix: (navigation_suffix suffix: (simple_identifier) @call.q)))
+(import_declaration (identifier) @import.path)
+(attribute (user_type) @decorator.path)
+(inheritance_specifier inherits_from: (user_type) @inherit.path)
+(user_type) @type.path
+"""
+
+# --------------------------------------------------------------------------- Scala
+
+SCALA_REFS = """
+(call_expression function: (identifier) @call)
+(call_expression function: (field_expression value: (_) @qualifier field: (identifier) @call.q))
+(instance_expression (type_identifier) @call)
+(instance_expression (generic_type type: (type_identifier) @call))
+(import_declaration) @import.scala
+(annotation name: (type_identifier) @decorator)
+(extends_clause (type_identifier) @inherit)
+(extends_clause (stable_type_identifier) @inherit.path)
+(extends_clause (generic_type type: (type_identifier) @inherit))
+(type_identifier) @type
+(stable_type_identifier) @type.path
+(class_definition name: (_) @skip)
+(trait_definition name: (_) @skip)
+(type_definition name: (_) @skip)
+"""

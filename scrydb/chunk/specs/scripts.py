@@ -20,6 +20,8 @@ from scrydb.chunk.specs.base import (
 from scrydb.chunk.specs.references import (
     JAVASCRIPT_GROUPS,
     JAVASCRIPT_REFS,
+    PHP_GROUPS,
+    PHP_REFS,
     PYTHON_GROUPS,
     PYTHON_REFS,
     RUBY_GROUPS,
@@ -311,6 +313,8 @@ PHP = LangSpec(
     comments=frozenset({"comment"}),
     prefixes=frozenset({"attribute_list"}),
     unqualified=frozenset({"namespace_definition"}),
+    refs=PHP_REFS,
+    ref_groups=PHP_GROUPS,
 )
 
 # ---------------------------------------------------------------------------- Bash
