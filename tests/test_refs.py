@@ -17,6 +17,7 @@ import pytest
 from test_chunk import PATHOLOGICAL, ROBUST_LANGS, _random_text, check_invariants
 
 import scrydb.chunk.refs as refs_mod
+import scrydb.chunk.reftext as reftext
 from scrydb.chunk import CHUNKER_VERSION, Chunk, Ref, chunk_file
 from scrydb.chunk import assemble as asm
 from scrydb.chunk.code import compiled_query, group_query
@@ -751,7 +752,7 @@ def test_qualifiers_as_written() -> None:
     long_receiver = "def g():\n    " + "x" * 300 + ".go()\n"
     (ref,) = all_refs(chunk_file("q.py", long_receiver, "python"))
     assert ref.name == "go" and ref.qualifier is not None
-    assert ref.qualifier.startswith("…") and len(ref.qualifier) <= refs_mod.MAX_QUALIFIER + 1
+    assert ref.qualifier.startswith("…") and len(ref.qualifier) <= reftext.MAX_QUALIFIER + 1
     # Only the tail of a long receiver is read: what follows its last unmatched bracket.
     js = "f(function () {\n" + "  step();\n" * 60 + "}).then(done);\n"
     then = [r for r in all_refs(chunk_file("q.js", js, "javascript")) if r.name == "then"]

@@ -13,7 +13,7 @@ Contract (relied on by the store, search, ``read`` and ``related``):
 Layout of the package: this module is the contract (and re-exports what callers use);
 :mod:`~scrydb.chunk.records` the :class:`Chunk`, :class:`SymbolDef` and :class:`Ref`
 records; :mod:`~scrydb.chunk.refs` the references read from the same query as the
-definitions;
+definitions, :mod:`~scrydb.chunk.reftext` how their text reads (qualifiers, paths);
 :mod:`~scrydb.chunk.dispatch` :func:`chunk_file`, which picks a chunker per language;
 :mod:`~scrydb.chunk.specs` the per-language table (definition node types, names,
 comments); :mod:`~scrydb.chunk.code` the tree-sitter chunker;
