@@ -22,14 +22,14 @@ of the first label file.
 from __future__ import annotations
 
 import argparse
-import io
+import hashlib
 import json
 import os
 import shutil
 import statistics
 import subprocess
 import sys
-import tarfile
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -105,33 +105,74 @@ def issue_text(dataset: Path, iid: str) -> str:
     return raw[: raw.index(HINTS)]
 
 
+def _blob_id(body: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(body) + body).hexdigest()
+
+
 def materialize(gd: Path, commit: str, root: Path, exclude: Sequence[str]) -> dict[str, int]:
-    """Make ``root`` hold exactly the files of ``commit`` (less ``exclude`` prefixes):
-    unchanged files are not touched, so their stat still matches the index."""
-    data = subprocess.run(
-        ["git", "--git-dir", str(gd), "archive", "--format=tar", commit],
+    """Make ``root`` hold exactly the files of ``commit`` (less ``exclude`` prefixes, links
+    and submodules): unchanged files are not touched, so their stat still matches the
+    index. A blob the git directory lacks (a snapshot may leave out its largest files) is
+    counted in ``absent`` and left out."""
+    listing = subprocess.run(
+        ["git", "--git-dir", str(gd), "ls-tree", "-r", "-z", commit],
         check=True,
         capture_output=True,
     ).stdout
+    want: dict[str, str] = {}
+    for entry in listing.split(b"\0"):
+        if not entry:
+            continue
+        meta, path_b = entry.split(b"\t", 1)
+        mode, kind, sha = meta.decode().split()
+        path = path_b.decode("utf-8", "surrogateescape")
+        if kind != "blob" or mode == "120000" or path.startswith(tuple(exclude)):
+            continue
+        want[path] = sha
     root.mkdir(parents=True, exist_ok=True)
-    keep: set[str] = set()
-    written = 0
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        for m in tar:
-            if not m.isfile() or m.name.startswith(tuple(exclude)):
+    todo = []
+    for path, sha in want.items():
+        dest = root / path
+        if dest.is_file() and not dest.is_symlink() and _blob_id(dest.read_bytes()) == sha:
+            continue
+        todo.append(path)
+    keep = set(want)
+    written = absent = 0
+    if todo:
+        proc = subprocess.Popen(
+            ["git", "--git-dir", str(gd), "cat-file", "--batch"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        feed = "".join(f"{want[p]}\n" for p in todo).encode()
+        # fed from a thread: a large batch would fill both pipes
+
+        def write() -> None:
+            assert proc.stdin is not None
+            proc.stdin.write(feed)
+            proc.stdin.close()
+
+        t = threading.Thread(target=write)
+        t.start()
+        for path in todo:
+            header = proc.stdout.readline().split()
+            if len(header) != 3:  # "<sha> missing"
+                absent += 1
+                keep.discard(path)
                 continue
-            keep.add(m.name)
-            f = tar.extractfile(m)
-            body = f.read() if f is not None else b""
-            dest = root / m.name
-            if dest.is_file() and not dest.is_symlink():
-                if dest.stat().st_size == len(body) and dest.read_bytes() == body:
-                    continue
+            body = proc.stdout.read(int(header[2]))
+            proc.stdout.read(1)  # the newline after each object
+            dest = root / path
             dest.parent.mkdir(parents=True, exist_ok=True)
-            if dest.is_symlink() or dest.is_dir():
-                shutil.rmtree(dest) if dest.is_dir() else dest.unlink()
+            if dest.is_symlink() or dest.is_file():
+                dest.unlink()
+            elif dest.is_dir():
+                shutil.rmtree(dest)
             dest.write_bytes(body)
             written += 1
+        t.join()
+        proc.wait()
     removed = 0
     for dirpath, dirnames, filenames in os.walk(root, topdown=False):
         for name in filenames:
@@ -142,9 +183,9 @@ def materialize(gd: Path, commit: str, root: Path, exclude: Sequence[str]) -> di
                 removed += 1
         for name in dirnames:
             d = Path(dirpath) / name
-            if not d.is_symlink() and not any(d.iterdir()):
+            if not d.is_symlink() and d.is_dir() and not any(d.iterdir()):
                 d.rmdir()
-    return {"files": len(keep), "written": written, "removed": removed}
+    return {"files": len(keep), "written": written, "removed": removed, "absent": absent}
 
 
 def score(
