@@ -37,6 +37,7 @@ and a capture with a qualifier or alias over one without.
 
 from __future__ import annotations
 
+import re
 import time
 from bisect import bisect_left, bisect_right
 from dataclasses import fields
@@ -70,7 +71,7 @@ _FN_ALLOWED = {
     "inherit": frozenset({"include", "extend", "prepend", "derive"}),
 }
 #: ``@group.fn`` nodes are queried only when their first bytes hold one of these.
-_FN_HINTS = tuple(sorted({n.encode() for names in _FN_ALLOWED.values() for n in names}))
+_FN_HINTS = re.compile(b"|".join(sorted({n.encode() for ns in _FN_ALLOWED.values() for n in ns})))
 _FN_HEAD = 4096
 #: Builtin and primitive types that grammars write as plain identifiers (Python
 #: annotations, Go, C typedefs): never references to the repository's code.
@@ -136,8 +137,7 @@ def find_refs(
                     break
                 if hinted:  # only worth a query when it names one of the functions
                     s = node.start_byte
-                    e = min(node.end_byte, s + _FN_HEAD)
-                    if not any(src.find(h, s, e) >= 0 for h in _FN_HINTS):
+                    if _FN_HINTS.search(src, s, min(node.end_byte, s + _FN_HEAD)) is None:
                         continue
                 for _, group in QueryCursor(groups).matches(node):
                     for gkey, gnodes in group.items():
