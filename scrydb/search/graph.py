@@ -184,12 +184,18 @@ class Graph:
             return []  # an import names a module's member: its uses are what resolve
         if qual is None:  # ``plus()`` after ``import {add as plus}`` names ``add``
             name = next((n for n, _m, a in self.imports(fid) if a == name and n != name), name)
-        defs = [d for d in self.definitions(name) if _fits(kind, d)]
+        # The name as written (case and underscores matter: ``Case`` is not ``_case``),
+        # one definition per place (overload stubs repeat a name in one file).
+        defs = _distinct(
+            d for d in self.definitions(name) if _fits(kind, d) and _last(d.symbol) == name
+        )
+        here = self.enclosing(cid, line)
+        if qual is None:  # a bare call names a function or class, never a method
+            defs = [d for d in defs if not _is_member(d) or _nested_in(d, here)]
         if not defs:
             return []
-        here = self.enclosing(cid, line)
         if qual in SELF_NAMES and here is not None:
-            found = self._in_class(defs, here, name)
+            found = self._in_class(defs, here, name, skip_own=qual.startswith("super"))
             if found:
                 return found
         if qual is None or qual in SELF_NAMES:
@@ -218,13 +224,14 @@ class Graph:
         return _spread(defs, AMBIGUOUS)
 
     def _in_class(
-        self, defs: list[Definition], here: Definition, name: str
+        self, defs: list[Definition], here: Definition, name: str, skip_own: bool = False
     ) -> list[tuple[Definition, float]]:
-        """``self.name`` inside ``here``: the enclosing class's member, then a base's."""
+        """``self.name`` inside ``here``: the enclosing class's member, then a base's
+        (``super().name``: a base's only)."""
         owner = _class_of(here)
         if owner is None:
             return []
-        mine = [d for d in defs if d.symbol == f"{owner}.{name}"]
+        mine = [] if skip_own else [d for d in defs if d.symbol == f"{owner}.{name}"]
         if mine:
             return _spread(mine, SAME_CLASS)
         bases = set()
@@ -250,7 +257,44 @@ class Graph:
                     # ``from pkg import mod`` then ``mod.f()``: f lives in pkg/mod
                     for cand in module_files(f"{module}.{imp_name}", path, self.paths()):
                         files.add(cand)
-        return [d for d in defs if d.file_id in files]
+        found = [d for d in defs if d.file_id in files]
+        if not found and files:  # a package re-exports it: ``from .mod import f`` there
+            found = [d for d in defs if d.file_id in self._reexported(files, name)]
+        return found
+
+    def _reexported(self, files: set[int], name: str) -> set[int]:
+        """The files that ``files`` import ``name`` from (one hop: a package's
+        ``__init__`` or index module that re-exports what its modules define)."""
+        by_id = {fid: p for p, fid in self.paths().items()}
+        out: set[int] = set()
+        for fid in files:
+            for imp_name, module, alias in self.imports(fid):
+                if (alias or imp_name) == name or imp_name == "*":
+                    out.update(module_files(module or imp_name, by_id.get(fid, ""), self.paths()))
+        return out
+
+
+def _last(symbol: str) -> str:
+    return symbol.rsplit(".", 1)[-1]
+
+
+def _distinct(defs: Iterable[Definition]) -> list[Definition]:
+    """One definition per (file, qualified name): ``@overload`` stubs and TypeScript
+    overload signatures are one function."""
+    seen: dict[tuple[str, str], Definition] = {}
+    for d in defs:
+        seen.setdefault((d.path, d.symbol), d)
+    return list(seen.values())
+
+
+def _is_member(d: Definition) -> bool:
+    """A definition inside a class-like container (a method, a nested class)."""
+    return d.kind == "method" or ("." in d.symbol and d.kind not in CLASS_KINDS)
+
+
+def _nested_in(d: Definition, here: Definition | None) -> bool:
+    """A function defined inside the definition the call is in (a closure)."""
+    return here is not None and d.symbol.startswith(here.symbol + ".") and d.kind != "method"
 
 
 def _fits(kind: str, d: Definition) -> bool:
