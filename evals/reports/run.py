@@ -2,7 +2,8 @@
 """Score scry on real bug reports: each issue's whole text is the query, each case is
 searched in its repository at the fix's base commit (see evals/README.md, "Bug reports").
 
-    python evals/reports/run.py --subset ci            # 10 astroid cases, a few minutes
+    python evals/reports/run.py --subset ci            # 10 astroid cases
+    python evals/reports/run.py --subset sample --legs # 32 cases of 3 repositories
     python evals/reports/run.py --split test --legs    # the held-out half, three legs
     python evals/reports/run.py --json out.json        # everything, report saved
 
@@ -52,8 +53,10 @@ EXCLUDE = {
     "pvlib/pvlib-python": ("pvlib/data/",),
     "pydicom/pydicom": ("pydicom/data/", "src/pydicom/data/"),
 }
-#: the CI subset: ten astroid cases from one stretch of months (base commits 2022-06 to
-#: 2023-02), small enough to index and score in a few minutes
+#: named subsets. ci: ten astroid cases from one stretch of months (base commits 2022-06 to
+#: 2023-02), small enough to index and score in minutes; sample: ci, marshmallow's six
+#: (dev) and pvlib's sixteen from 2023 (base commits 2023-05 to 2023-09) -- the 32 cases
+#: of the first numbers in evals/README.md
 CI_SUBSET = (
     "pylint-dev__astroid-1196",
     "pylint-dev__astroid-1614",
@@ -66,6 +69,14 @@ CI_SUBSET = (
     "pylint-dev__astroid-1978",
     "pylint-dev__astroid-2015",
 )
+PVLIB_SAMPLE = (1719, 1738, 1740, 1623, 1395, 1739, 1737, 1707, 1296, 1666, 1764, 1782, 1832)
+PVLIB_SAMPLE += (1852, 1822, 1854)
+SAMPLE_SUBSET = (
+    *CI_SUBSET,
+    *(f"marshmallow-code__marshmallow-{n}" for n in (1524, 1343, 1359, 1702, 1810, 2123)),
+    *(f"pvlib__pvlib-python-{n}" for n in PVLIB_SAMPLE),
+)
+SUBSETS = {"ci": CI_SUBSET, "sample": SAMPLE_SUBSET}
 LEGS = ("fused", "lexical", "dense")
 KS_FILE = (1, 5, 10)
 KS_FUNC = (5, 10)
@@ -246,7 +257,11 @@ def main() -> int:
     ap.add_argument("--split", choices=["all", "dev", "test"], default="all")
     ap.add_argument("--repo", action="append", default=[], help="only this repository (part)")
     ap.add_argument("--id", action="append", default=[], help="only this case id")
-    ap.add_argument("--subset", choices=["ci"], help="a named subset (ci: 10 astroid cases)")
+    ap.add_argument(
+        "--subset",
+        choices=sorted(SUBSETS),
+        help="a named subset (ci: 10 astroid cases; sample: 32 cases of 3 repositories)",
+    )
     ap.add_argument("--limit", type=int, default=None, help="the first N selected cases")
     ap.add_argument("--legs", action="store_true", help="also the lexical and dense legs")
     ap.add_argument("--depth", type=int, default=50, help="chunk hits per search")
@@ -259,7 +274,7 @@ def main() -> int:
 
     import scrydb
 
-    ids = list(args.id) + (list(CI_SUBSET) if args.subset == "ci" else [])
+    ids = list(args.id) + list(SUBSETS.get(args.subset or "", ()))
     cases = load_cases(args.split, args.repo, ids, args.limit)
     if not cases:
         print("no case selected", file=sys.stderr)
