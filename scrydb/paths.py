@@ -221,10 +221,17 @@ def filter_path(root: Path, path: str | None) -> str | None:
     if path is None or not isinstance(path, str) or not path.strip():
         return path
     p = path.strip()
+    outside = ScryError(
+        f"path filter {path!r} is outside the repository {root}: give a path relative to "
+        "the repository root ('src/', '**/*.py') or an absolute path inside it"
+    )
     if Path(p).expanduser().is_absolute():
-        return scope_in(root, p, cwd=root)
+        try:
+            return scope_in(root, p, cwd=root)
+        except ScryError:
+            raise outside from None
     if any(part == ".." for part in re.split(r"[/\\]", p)):
-        raise ScryError(f"{path} is outside the repository {root}: {OUTSIDE_REASONS['search']}")
+        raise outside
     return path
 
 

@@ -303,7 +303,8 @@ def test_evidence_names_are_one_closed_list() -> None:
 
     assert set(learned.FACTORS) | set(learned.UNUSED_FACTORS) == rank.FACTOR_NAMES
     assert not set(learned.FACTORS) & set(learned.UNUSED_FACTORS)
-    assert set(learned.VOTES) == rank.VOTE_NAMES
+    assert set(learned.VOTES) | set(learned.UNUSED_VOTES) == rank.VOTE_NAMES
+    assert not set(learned.VOTES) & set(learned.UNUSED_VOTES)
     assert set(rank.WEIGHTS) == set(QUERY_SHAPES) == set(learned.SHAPES)
     assert set(fusion.STRATEGIES) == set(CHOICES[("search", "fusion")])
 

@@ -32,6 +32,12 @@ WEIGHTS_FILE = Path(__file__).with_name("fusion.json")
 SHAPES = QUERY_SHAPES
 #: Votes the ranker casts (votes.py); a reranker's rank vote counts as "other".
 VOTES = ("symbol", "definition", "stem", "entry")
+#: Votes that are not features, each with its reason (as UNUSED_FACTORS); a vote in
+#: neither list is an error (tests/test_rank.py checks the lists agree with rank.py).
+UNUSED_VOTES: dict[str, str] = {
+    "frame": "a bug report's (reportquery.py): carried by the hand score until a refit",
+    "message": "a bug report's (reportquery.py): carried by the hand score until a refit",
+}
 #: Factors a candidate can carry that are not features, each with its reason. A factor in
 #: neither list is an error (rank.FACTOR_NAMES; tests/test_rank.py checks the three agree).
 UNUSED_FACTORS: dict[str, str] = {
@@ -114,14 +120,17 @@ def features_of(ev: rank.Evidence, hand: np.ndarray, shape: str, coverage: float
     for name, ranks in (("lex_rr", ev.lex_rank), ("dense_rr", ev.dense_rank)):
         np.divide(1.0, ranks, out=x[:, COL[name]], where=ranks > 0)
     x[:, COL["log_lines"]] = np.log1p(np.maximum(ev.lines, 0.0))
-    if ev.vote_rows:  # named votes in their columns, the rest summed as "other"
+    if ev.vote_rows:  # named votes in their columns, rank votes summed as "other"
         other = COL["vote:other"]
-        vcols = np.asarray([_VOTE_COL.get(v, other) for v in ev.vote_names])
+        vcols = np.asarray(
+            [-1 if v in UNUSED_VOTES else _VOTE_COL.get(v, other) for v in ev.vote_names]
+        )
         rows = np.asarray(ev.vote_rows)
         vals = np.asarray(ev.vote_vals)
-        m = vcols != other
+        m = (vcols != other) & (vcols >= 0)
         x[rows[m], vcols[m]] = vals[m]
-        x[:, other] = np.bincount(rows[~m], weights=vals[~m], minlength=n)
+        o = vcols == other
+        x[:, other] = np.bincount(rows[o], weights=vals[o], minlength=n)
     if ev.factor_rows:
         cols = [_factor_col(f) for f in ev.factor_names]
         vals = np.asarray(ev.factor_vals)
