@@ -255,13 +255,10 @@ class Index:
         mode: str = "fused",
         rerank: bool = True,
     ) -> Results:
-        """The ``k`` best chunks for ``query``.
-
-        ``lang`` (e.g. ``"python"`` or ``"ts,tsx"``) and ``path`` (a directory prefix or
-        a glob) are hard filters applied in both legs. ``mode`` is ``fused`` (default),
-        ``lexical`` or ``dense`` (one leg alone, for evaluation). ``rerank=False`` skips
-        a configured reranker leg.
-        """
+        """The ``k`` best chunks for ``query``. ``lang`` (``"python"``, ``"ts,tsx"``) and
+        ``path`` (a prefix or glob relative to the root, or absolute inside it) are hard
+        filters in both legs; ``mode``: ``fused`` (default), ``lexical`` or ``dense`` (one
+        leg alone); ``rerank=False`` skips a configured reranker leg."""
         path = filter_path(self.root, path)
         return self.engine.search(
             query, k=k, lang=lang, path=path, explain=explain, mode=mode, rerank=rerank
@@ -310,8 +307,7 @@ class Index:
 
     @property
     def graph(self) -> CodeGraph:
-        """The code graph of this index: ``callers``, ``callees``, ``refs`` and ``map``
-        (:class:`~scrydb.search.codegraph.CodeGraph`)."""
+        """The code graph: callers, callees, refs, map (search/codegraph.py)."""
         return CodeGraph(self.store, self.root)
 
     @_file_errors
