@@ -54,7 +54,7 @@ from typing import Any
 from common import REPO, loadavg, machine
 
 import scrydb
-from scrydb.store import graph as g
+from scrydb.store import files as indexed_files
 
 OUT = REPO / "bench" / "out"
 EVALS = REPO / "evals"
@@ -476,7 +476,7 @@ def compare(root: Path, language: str, n: int, seed: int, work: Path) -> dict[st
         ix.sync(embed=False)
         t_index = time.perf_counter() - t0
         exts = (".ts", ".tsx", ".mts", ".cts") if language == "typescript" else (".py",)
-        indexed = sorted(p for _fid, p in g.all_paths(ix.store) if p.endswith(exts))
+        indexed = sorted(p for p in indexed_files.paths(ix.store) if p.endswith(exts))
         oracle: JediOracle | TsOracle
         if language == "typescript":
             oracle = TsOracle(root, set(indexed))

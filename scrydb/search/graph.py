@@ -29,6 +29,7 @@ from scrydb.chunk.specs import CLASS_KINDS, SYMBOL_ONLY_KINDS
 from scrydb.errors import ScryError
 from scrydb.paths import parse_target
 from scrydb.store import Store
+from scrydb.store import files as indexed_files
 from scrydb.store import graph as g
 
 #: Confidence of each resolution rule (module docstring).
@@ -165,7 +166,7 @@ class Graph:
     def paths(self) -> dict[str, int]:
         """Every indexed path -> its file id."""
         if self._paths is None:
-            self._paths = {p: fid for fid, p in g.all_paths(self.store)}
+            self._paths = indexed_files.ids_by_path(self.store)
         return self._paths
 
     def imports(self, file_id: int) -> list[tuple[str, str | None, str | None]]:

@@ -21,6 +21,7 @@ from scrydb.search.framepath import PathMapper
 from scrydb.search.report import Report
 from scrydb.store import Store
 from scrydb.store import evidence as ev
+from scrydb.store import files as indexed_files
 
 #: Most lexical tokens a report sends (names first, then prose words).
 MAX_TERMS = 80
@@ -86,7 +87,7 @@ def frame_votes(
     frames = [f for f in rep.frames if f.line and (f.module_path or f.path)]
     if not frames:
         return
-    mapper = PathMapper(p for _fid, p in ev.indexed_paths(store))
+    mapper = PathMapper(indexed_files.paths(store))
     # A "library" frame is the repository's own code when its path maps to an indexed
     # file (the report came from an installed copy: site-packages/pkg/...).
     mapped = [(f, mapper.map(f.module_path or f.path)) for f in frames]

@@ -1,18 +1,12 @@
-"""Reads a bug report's evidence needs (search/reportquery.py): the indexed paths, the
-chunk holding a line, and the chunks that hold a literal text."""
+"""Reads a bug report's evidence needs (search/reportquery.py): the chunk holding a line
+and the chunks that hold a literal text."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from scrydb.store.db import Store
-
-
-def indexed_paths(store: Store) -> list[tuple[int, str]]:
-    """(file id, path) of every indexed file."""
-    rows: list[Any] = store.rows("SELECT id, path FROM files")
-    return rows
 
 
 def chunk_holding(store: Store, path: str, line: int) -> int | None:

@@ -23,6 +23,11 @@ def paths(store: Store) -> set[str]:
     return {r[0] for r in store.rows("SELECT path FROM files")}
 
 
+def ids_by_path(store: Store) -> dict[str, int]:
+    """Every indexed path -> its file id."""
+    return {str(p): int(i) for i, p in store.rows("SELECT id, path FROM files")}
+
+
 def has(store: Store, path: str) -> bool:
     """Whether ``path`` (repository-relative, exactly) is indexed."""
     return store.scalar("SELECT 1 FROM files WHERE path = ?", (path,)) is not None

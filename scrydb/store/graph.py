@@ -113,12 +113,6 @@ def chunk_span(store: Store, chunk_id: int) -> tuple[int, int, str | None] | Non
     return tuple(row[0]) if row else None
 
 
-def all_paths(store: Store) -> list[tuple[int, str]]:
-    """(file id, path) of every indexed file."""
-    rows: list[Any] = store.rows("SELECT id, path FROM files")
-    return rows
-
-
 def has_refs(store: Store) -> bool:
     """Whether the index holds any reference (an index made before the graph has none)."""
     return store.scalar("SELECT 1 FROM refs LIMIT 1") is not None
