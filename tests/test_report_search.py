@@ -99,3 +99,15 @@ def test_cli_reads_a_report_from_stdin(shop: tuple[Path, Path], tmp_path: Path) 
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["hits"][0]["path"] == "app/payments.py"
+
+
+def test_a_nul_in_a_reported_name_keeps_the_lexical_leg(shop: tuple[Path, Path]) -> None:
+    """Found by tests/fuzz/query.py (corpus/query/crash-nul-in-a-frame): one NUL byte in a
+    report's name reached the FTS5 expression, FTS5 refused it whole ("unterminated
+    string") and the lexical leg answered nothing."""
+    repo, db = shop
+    text = REPORT.replace("in pay\n", "in pa\x00y\n")
+    assert any("\x00" in t for t in prepare(text).lexical_terms)
+    with scrydb.open(repo, db=db) as ix:
+        hits = ix.search(text, k=3, mode="lexical")
+        assert hits and hits[0].path == "app/payments.py"
