@@ -259,9 +259,9 @@ class IgnoreRules:
         for extra in (_global_excludes(), root / ".git" / "info" / "exclude"):
             if extra and os.path.isfile(extra):
                 base += _read_lines(extra)
-        self.base = pathspec.GitIgnoreSpec.from_lines(base) if base else None
-        self.exclude = pathspec.GitIgnoreSpec.from_lines(cfg.exclude) if cfg.exclude else None
-        self.include = pathspec.GitIgnoreSpec.from_lines(cfg.include) if cfg.include else None
+        self.base = ignore_spec(base) if base else None
+        self.exclude = ignore_spec(cfg.exclude) if cfg.exclude else None
+        self.include = ignore_spec(cfg.include) if cfg.include else None
         self.by_dir: dict[str, list[pathspec.GitIgnoreSpec]] = {}
 
     def load_dir(self, rel_dir: str, abs_dir: Path) -> None:
@@ -271,7 +271,7 @@ class IgnoreRules:
             if _is_plain_file(f):
                 lines = _read_lines(f)
                 if lines:
-                    specs.append(pathspec.GitIgnoreSpec.from_lines(lines))
+                    specs.append(ignore_spec(lines))
         if specs:
             self.by_dir[rel_dir] = specs
 
@@ -467,6 +467,25 @@ def _is_plain_file(path: Path) -> bool:
     """A regular file, not a symbolic link; False when it cannot be stat'ed (unlike
     ``Path.is_file`` on Python 3.11, which raises in an unreadable directory)."""
     return os.path.isfile(path) and not os.path.islink(path)
+
+
+def ignore_spec(lines: list[str]) -> pathspec.GitIgnoreSpec:
+    """The gitignore spec of ``lines`` (an ignore file, the config's patterns), leaving out
+    the lines pathspec cannot compile (``!`` alone, a trailing backslash, a reversed range
+    ``[z-a]``): git matches nothing with them either, and one of them made the whole walk
+    fail (found by tests/fuzz/filters.py)."""
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+    except (ValueError, re.error):
+        return pathspec.GitIgnoreSpec.from_lines([ln for ln in lines if _compiles(ln)])
+
+
+def _compiles(line: str) -> bool:
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except (ValueError, re.error):
+        return False
+    return True
 
 
 def _read_lines(path: Path) -> list[str]:

@@ -263,3 +263,24 @@ def test_repo_name_is_shared_by_checkouts(tmp_path: Path) -> None:
             f'[remote "origin"]\n\turl = {url}\n\tfetch = +refs/heads/*\n'
         )
         assert repo_name(main) == name and repo_name(wt) == name, url
+
+
+@pytest.mark.parametrize("bad", ["!", "a\\", "[z-a]"])
+def test_a_pattern_git_cannot_use_is_left_out(tmp_path: Path, bad: str) -> None:
+    """Found by tests/fuzz/filters.py (corpus/filters/crash-bang-line): one line pathspec
+    cannot compile, in a .gitignore, a .scryignore or the config's patterns, made the
+    whole walk fail with an internal error; git matches nothing with it, and neither do we."""
+    _write(
+        tmp_path,
+        {
+            ".gitignore": f"*.txt\n{bad}\n",
+            "src/.scryignore": f"{bad}\ngen_*.py\n",
+            "a.py": "x = 1\n",
+            "notes.txt": "noise\n",
+            "src/b.py": "x = 2\n",
+            "src/gen_c.py": "x = 3\n",
+        },
+    )
+    assert _paths(tmp_path) == {"a.py", "src/b.py"}
+    cfg = IndexConfig(exclude=[bad, "a.py"], include=[bad])
+    assert _paths(tmp_path, cfg) == {"src/b.py"}
