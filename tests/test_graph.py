@@ -252,6 +252,23 @@ def test_module_files_reads_each_languages_imports() -> None:
     assert module_files("crate::net", "src/main.rs", paths) == [7]
     assert module_files("x.h", "src/a.c", paths) == [8]
     assert module_files("nowhere.mod", "a.py", paths) == []
+    # Given a lookup of the paths that contain a text (what a query reads from the index
+    # instead of every path), the answers are the same.
+    asked: list[str] = []
+
+    def containing(text: str) -> dict[str, int]:
+        asked.append(text)
+        return {p: f for p, f in paths.items() if text in p}
+
+    for module, importer in [
+        ("pkg.util", "app/main.py"),
+        ("github.com/acme/x/cmd/server", "m.go"),
+        ("x.h", "src/a.c"),
+        ("crate::net", "src/main.rs"),
+        ("./lib", "src/c.ts"),
+    ]:
+        assert module_files(module, importer, containing) == module_files(module, importer, paths)
+    assert "util" in asked and "x.h" in asked and "server" in asked
 
 
 @pytest.mark.slow

@@ -20,7 +20,8 @@ deleted definition is seen at once: nothing is resolved ahead of time that could
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -129,14 +130,20 @@ def definition_of(row: g.DefRow) -> Definition:
 
 
 class Graph:
-    """Resolves references over one store (one query's worth of caches)."""
+    """Resolves references over one store (one query's worth of caches). ``whole``: the
+    caller resolves the whole repository (the map), so every indexed path is read once;
+    otherwise an import reads only the paths that contain its module's name."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, whole: bool = False) -> None:
         self.store = store
         self._defs: dict[str, list[Definition]] = {}
         self._imports: dict[int, list[tuple[str, str | None, str | None]]] = {}
         self._chunk_defs: dict[int, list[Definition]] = {}
         self._paths: dict[str, int] | None = None
+        self._whole = whole
+        self._paths_with: dict[str, dict[str, int]] = {}
+        self._path_of: dict[int, str] = {}
+        self._modules: dict[tuple[str, str], list[int]] = {}
 
     # lookups, cached for the query
 
@@ -163,11 +170,26 @@ class Graph:
                 best = d
         return best
 
-    def paths(self) -> dict[str, int]:
-        """Every indexed path -> its file id."""
-        if self._paths is None:
-            self._paths = indexed_files.ids_by_path(self.store)
-        return self._paths
+    def paths_with(self, text: str) -> dict[str, int]:
+        """The indexed paths that contain ``text`` -> their file ids."""
+        hit = self._paths_with.get(text)
+        if hit is None:
+            if self._whole and self._paths is None:
+                self._paths = indexed_files.ids_by_path(self.store)
+            if self._paths is not None:
+                hit = {p: f for p, f in self._paths.items() if text in p}
+            else:
+                hit = indexed_files.ids_by_path_containing(self.store, text)
+            self._paths_with[text] = hit
+            self._path_of.update((f, p) for p, f in hit.items())
+        return hit
+
+    def module_files(self, module: str, importer: str) -> list[int]:
+        """:func:`module_files` over the index, remembered per module and directory."""
+        key = (module, posixpath.dirname(importer))
+        if key not in self._modules:
+            self._modules[key] = module_files(module, importer, self.paths_with)
+        return self._modules[key]
 
     def imports(self, file_id: int) -> list[tuple[str, str | None, str | None]]:
         """(name, module, local alias) of a file's imports."""
@@ -252,12 +274,10 @@ class Graph:
         for imp_name, module, alias in self.imports(fid):
             # A bare name is its own import; ``mod.f()`` goes through the import of ``mod``.
             if (alias or imp_name) == (head if head is not None else name):
-                for cand in module_files(module or imp_name, path, self.paths()):
-                    files.add(cand)
+                files.update(self.module_files(module or imp_name, path))
                 if head is not None and imp_name == head and module:
                     # ``from pkg import mod`` then ``mod.f()``: f lives in pkg/mod
-                    for cand in module_files(f"{module}.{imp_name}", path, self.paths()):
-                        files.add(cand)
+                    files.update(self.module_files(f"{module}.{imp_name}", path))
         found = [d for d in defs if d.file_id in files]
         if not found and files:  # a package re-exports it: ``from .mod import f`` there
             found = [d for d in defs if d.file_id in self._reexported(files, name)]
@@ -266,12 +286,11 @@ class Graph:
     def _reexported(self, files: set[int], name: str) -> set[int]:
         """The files that ``files`` import ``name`` from (one hop: a package's
         ``__init__`` or index module that re-exports what its modules define)."""
-        by_id = {fid: p for p, fid in self.paths().items()}
         out: set[int] = set()
-        for fid in files:
+        for fid in files:  # (every id in ``files`` came from paths_with)
             for imp_name, module, alias in self.imports(fid):
                 if (alias or imp_name) == name or imp_name == "*":
-                    out.update(module_files(module or imp_name, by_id.get(fid, ""), self.paths()))
+                    out.update(self.module_files(module or imp_name, self._path_of.get(fid, "")))
         return out
 
 
@@ -338,12 +357,17 @@ _SOURCE_EXTS = (
 )  # fmt: skip
 
 
-def module_files(module: str, importer: str, paths: dict[str, int]) -> list[int]:
+def module_files(
+    module: str,
+    importer: str,
+    paths: Mapping[str, int] | Callable[[str], Mapping[str, int]],
+) -> list[int]:
     """The file ids an import's module names, read the ways languages write them: a
     relative path (``./util``, ``../x``, Python's ``.mod``), a dotted or ``::`` module
     (``pkg.sub``, ``crate::a::b``), a package path (``github.com/x/y``), a header
     (``x.h``); an exact file first, then a package's index/``__init__``/``mod`` file, then
-    every file of a directory (Go packages)."""
+    every file of a directory (Go packages). ``paths``: every indexed path -> its id, or
+    a function giving the paths that contain a text (each match contains its stem)."""
     m = module.strip().strip("\"'<>")
     if not m:
         return []
@@ -370,13 +394,27 @@ def module_files(module: str, importer: str, paths: dict[str, int]) -> list[int]
             stems = [parts, parts.replace(".", "/")]
     for stem in dict.fromkeys(stems):
         stem = stem.strip("/")
-        hits = _files_for(stem, paths) if stem else []
+        if not stem:
+            continue
+        probe = _probe(stem)
+        near = paths(probe) if callable(paths) else paths
+        hits = _files_for(stem, {p: f for p, f in near.items() if stem in p})
         if hits:
             return hits
     return []
 
 
-def _files_for(stem: str, paths: dict[str, int]) -> list[int]:
+def _probe(stem: str) -> str:
+    """A part of ``stem`` that every path it names contains, shared by the stems of one
+    module (``m`` of ``pkg.m`` and ``pkg/m``; ``server`` of each tail of a Go package
+    path), so one scan of the paths serves them all."""
+    last = re.split(r"[/.]", stem)[-1]
+    if len(last) >= 3:
+        return last
+    return stem.rsplit("/", 1)[-1]
+
+
+def _files_for(stem: str, paths: Mapping[str, int]) -> list[int]:
     """Indexed files a module stem names: ``stem`` itself or with a source extension,
     its package file, or the files of a directory of that name; matched as a path suffix
     (an import names a module from some root the index does not know)."""
@@ -415,7 +453,7 @@ def find_definitions(store: Store, target: str) -> list[Definition]:
     if not t:
         raise ScryError("empty symbol: name a definition, e.g. scry callers parse_config")
     path, line, _end = parse_target(t)
-    if line is not None and path in gr.paths():
+    if line is not None and indexed_files.has(store, path):
         at = g.chunk_at(store, path, line)
         here = gr.enclosing(at[0], line) if at else None
         if here is None:
@@ -513,7 +551,7 @@ def refs(store: Store, target: str) -> RefsResult:
     out: list[Reference] = []
     for ref in _refs_to(store, name):
         if ref[4] == "import":
-            mods = module_files(ref[8] or ref[3], ref[2], gr.paths())
+            mods = gr.module_files(ref[8] or ref[3], ref[2])
             if any(d.file_id in mods for d in defs):
                 out.append(
                     _reference(gr, ref, 1, [(d, IMPORTED) for d in defs if d.file_id in mods])
@@ -528,8 +566,9 @@ def refs(store: Store, target: str) -> RefsResult:
 def _refs_to(store: Store, name: str) -> list[g.RefRow]:
     """The references that may name ``name``: by that name, and by the local alias of a
     file that imports it under another (``import {add as plus}``: that file's ``plus``)."""
-    out = list(g.refs_named(store, tokens.normalise_name(name), MAX_REFERENCES))
-    for fid, alias in g.aliases_of(store, name):
+    norm = tokens.normalise_name(name)
+    out = list(g.refs_named(store, norm, MAX_REFERENCES))
+    for fid, alias in g.aliases_of(store, name, norm):
         out += [
             r
             for r in g.refs_named(store, tokens.normalise_name(alias), MAX_REFERENCES)

@@ -94,7 +94,7 @@ def repo_map(
         if r[5] not in SYMBOL_ONLY_KINDS
     ]
     index = {d: i for i, d in enumerate(defs)}
-    gr = Graph(store)
+    gr = Graph(store, whole=True)
     src: list[int] = []
     dst: list[int] = []
     wts: list[float] = []

@@ -28,6 +28,15 @@ def ids_by_path(store: Store) -> dict[str, int]:
     return {str(p): int(i) for i, p in store.rows("SELECT id, path FROM files")}
 
 
+def ids_by_path_containing(store: Store, text: str) -> dict[str, int]:
+    """Indexed paths that contain ``text`` -> their file ids (one scan of the files
+    table, without reading every path into Python: an import's module names a few)."""
+    return {
+        str(p): int(i)
+        for i, p in store.rows("SELECT id, path FROM files WHERE instr(path, ?) > 0", (text,))
+    }
+
+
 def has(store: Store, path: str) -> bool:
     """Whether ``path`` (repository-relative, exactly) is indexed."""
     return store.scalar("SELECT 1 FROM files WHERE path = ?", (path,)) is not None

@@ -27,13 +27,14 @@ def refs_named(store: Store, norm: str, limit: int) -> list[RefRow]:
     return rows
 
 
-def aliases_of(store: Store, name: str) -> list[tuple[int, str]]:
-    """(file id, local alias) of every import of ``name`` under another name
-    (``import {add as plus}``): the alias is what the file's calls say."""
+def aliases_of(store: Store, name: str, norm: str) -> list[tuple[int, str]]:
+    """(file id, local alias) of every import of ``name`` (normalised: ``norm``, which
+    the index on refs.norm finds) under another name (``import {add as plus}``): the
+    alias is what the file's calls say."""
     rows: list[Any] = store.rows(
-        "SELECT DISTINCT file_id, alias FROM refs WHERE kind = 'import' AND name = ? "
-        "AND alias IS NOT NULL AND alias != name",
-        (name,),
+        "SELECT DISTINCT file_id, alias FROM refs WHERE norm = ? AND kind = 'import' "
+        "AND name = ? AND alias IS NOT NULL AND alias != name",
+        (norm, name),
     )
     return rows
 
