@@ -14,6 +14,9 @@ recorded PreToolUse payload, the cases taking turns; the hook's whole wall time 
 it adds (the tool itself runs unchanged). References measured in the same run: a bare
 interpreter (``python -c pass``), the literal tool (``grep -rn PATTERN .``) and the same
 lexical search from the CLI (``scry search --mode lexical``, a fresh process each time).
+``--baseline DIR`` adds the answering cases run from another copy of the package (a
+directory holding ``scrydb/``, e.g. ``git archive COMMIT scrydb | tar -x -C DIR``), taking
+turns with the others: a before/after under the same load.
 Prints a table and writes ``bench/out/hook.json``.
 """
 
@@ -59,10 +62,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=15, help="timed processes per case")
     ap.add_argument("--copies", type=int, default=4, help="copies of the checkout's code")
     ap.add_argument("--out", default=str(REPO / "bench" / "out" / "hook.json"))
+    ap.add_argument(
+        "--baseline", metavar="DIR", help="also time the hook from DIR/scrydb (before/after)"
+    )
     args = ap.parse_args(argv)
+    baseline = Path(args.baseline).resolve() if args.baseline else None
+    if baseline is not None and not (baseline / "scrydb" / "install" / "hook.py").is_file():
+        ap.error(f"--baseline {args.baseline}: no scrydb/install/hook.py there")
     work = Path(tempfile.mkdtemp(prefix="scry-hook-bench-"))
     try:
-        res = run(work, args.runs, args.copies)
+        res = run(work, args.runs, args.copies, baseline)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print()
@@ -87,11 +96,12 @@ class Case:
     payload: Callable[[int], dict[str, Any]] | None = None
     cwd: Path | None = None
     expect: str | None = None  #: what an answered hook call prints
+    env: dict[str, str] | None = None  #: the environment, when not the bench's own
     times: list[float] = field(default_factory=list)
     answered: int = 0
 
 
-def run(work: Path, runs: int, copies: int) -> Results:
+def run(work: Path, runs: int, copies: int, baseline: Path | None = None) -> Results:
     """Build the corpus and index, then time every case, round-robin (a load that comes and
     goes on a shared machine then falls on every case alike)."""
     from scrydb.install import hook
@@ -153,10 +163,21 @@ def run(work: Path, runs: int, copies: int) -> Results:
         Case("hook: no index (fails open)", hook_cmd("augment"), grep(PATTERNS, unindexed),
              cwd=unindexed),
     ]  # fmt: skip
+    if baseline is not None:
+        # The same hook from the other copy of the package (its own byte-compiled cache).
+        old = dict(env, PYTHONPATH=str(baseline), PYTHONPYCACHEPREFIX=str(work / "pycache-base"))
+        res.extra["baseline"] = str(baseline)
+        cases += [
+            Case("baseline: augment, lexical", hook_cmd("augment"), grep(PATTERNS),
+                 expect="additionalContext", env=old),
+            Case("baseline: augment, lexical + dense", hook_cmd("augment"), grep(CACHED),
+                 expect="additionalContext", env=old),
+        ]  # fmt: skip
     for i in range(runs + 1):  # the first round warms up
         for c in cases:
             data = c.payload(i) if c.payload else None
-            secs, out = _run(c.command(i), json.dumps(data) if data else None, c.cwd or root, env)
+            stdin = json.dumps(data) if data else None
+            secs, out = _run(c.command(i), stdin, c.cwd or root, c.env or env)
             if i:
                 c.times.append(secs)
                 c.answered += c.expect is not None and c.expect in out

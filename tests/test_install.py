@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from scrydb.errors import ScryError
-from scrydb.install import agents, claude_hooks, jsonc, markers, plan, tomlfile
+from scrydb.install import agents, hookconfig, jsonc, markers, plan, tomlfile
 from scrydb.install.agents import AGENTS, Where
 from scrydb.install.instructions import USAGE
 
@@ -67,6 +67,11 @@ EXISTING: dict[tuple[str, str], dict[str, str]] = {
             '\n[profiles.fast]\nmodel = "o4-mini"\n'
         ),
         "AGENTS.md": "# Agents\n\nUse `make test`.",
+        ".codex/hooks.json": (
+            '{\n  "hooks": {\n    "Stop": [\n      {\n        "hooks": [\n'
+            '          {"type": "command", "command": "python3 .codex/hooks/stop.py", "timeout": 30}\n'
+            "        ]\n      }\n    ]\n  }\n}\n"
+        ),
     },
     ("codex", "user"): {
         ".codex/config.toml": (
@@ -74,13 +79,20 @@ EXISTING: dict[tuple[str, str], dict[str, str]] = {
             'command = "docs-mcp"\nstartup_timeout_sec = 20\n'
         ),
         ".codex/AGENTS.md": "Answer briefly.\n",
+        ".codex/hooks.json": (
+            '{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": '
+            '[{"type": "command", "command": "~/bin/guard"}]}]}}\n'
+        ),
     },
     ("gemini", "project"): {
         ".gemini/settings.json": (
             '{\n  "theme": "GitHub",\n  "mcpServers": {\n    "filesystem": {\n'
             '      "command": "npx",\n'
             '      "args": ["-y", "@modelcontextprotocol/server-filesystem", "."],\n'
-            '      "trust": false\n    }\n  }\n}\n'
+            '      "trust": false\n    }\n  },\n  "hooks": {\n    "BeforeTool": [\n      {\n'
+            '        "matcher": "write_file|replace",\n        "hooks": [\n'
+            '          {"type": "command", "command": "./scripts/check-paths.sh", "timeout": 5000}\n'
+            "        ]\n      }\n    ]\n  }\n}\n"
         ),
         "GEMINI.md": "# Project context\n\nPython 3.11.\n",
     },
@@ -291,6 +303,17 @@ def test_install_merges_into_a_realistic_file_and_uninstall_restores_it(
     for key in agent.config(where).container:
         node = node.setdefault(key, {})
     node["scry"] = server_entry(agent, where)
+    if agent.hooks is not None and agent.hooks(where).path == agent.config(where).path:
+        # Gemini CLI: the hooks share the file; every hook group it had comes first, as it was.
+        hooks = merged["hooks"]
+        for event, had in expected.get("hooks", {}).items():
+            assert hooks[event][: len(had)] == had
+        assert all(
+            hookconfig.is_ours(g)
+            for ev in hooks
+            for g in hooks[ev][len(expected.get("hooks", {}).get(ev, [])) :]
+        )
+        expected["hooks"] = hooks
     assert merged == expected
     check_entry(agent, where)
     check_instructions(agent, where)
@@ -413,9 +436,9 @@ def test_hooks_modes_switch_and_keep_other_hooks(places: tuple[Path, Path], tmp_
     assert (
         scry("install", "claude-code", "--hooks", "redirect", cwd=project, env=env).returncode == 0
     )
-    assert claude_hooks.installed_mode(settings.read_text()) == "redirect"
+    assert hookconfig.installed_mode(settings.read_text()) == "redirect"
     assert scry("install", "claude-code", cwd=project, env=env).returncode == 0  # keeps the mode
-    assert claude_hooks.installed_mode(settings.read_text()) == "redirect"
+    assert hookconfig.installed_mode(settings.read_text()) == "redirect"
     assert (
         scry("install", "claude-code", "--hooks", "augment", cwd=project, env=env).returncode == 0
     )
@@ -601,7 +624,7 @@ def test_the_hook_command_scry_install_writes_runs(
     assert r.returncode == 0, r.stderr
     settings = json.loads((project / ".claude" / "settings.local.json").read_text())
     group = settings["hooks"]["PreToolUse"][0]
-    assert group["matcher"] == claude_hooks.PRE_TOOL_MATCHER
+    assert group["matcher"] == hookconfig.PRE_TOOL_MATCHER
     assert group["hooks"][0]["timeout"] > hook.LIMIT_S
     command = group["hooks"][0]["command"]
     assert shlex.split(command)[0] == os.path.abspath(sys.executable)
@@ -623,6 +646,82 @@ def test_the_hook_command_scry_install_writes_runs(
     spec = json.loads(shell.stdout)["hookSpecificOutput"]
     assert spec["hookEventName"] == "PreToolUse" and spec["permissionDecision"] == "deny"
     assert "retry.py:1-2" in spec["permissionDecisionReason"]
+
+
+@pytest.mark.parametrize(
+    ("name", "settings", "event", "matcher"),
+    [
+        ("codex", ".codex/hooks.json", "PreToolUse", "Bash"),
+        ("gemini", ".gemini/settings.json", "AfterTool", hookconfig.GEMINI_TOOLS),
+    ],
+)
+def test_codex_and_gemini_hooks_switch_modes_and_keep_other_hooks(
+    name: str, settings: str, event: str, matcher: str, places: tuple[Path, Path]
+) -> None:
+    home, project = places
+    write_files(project, EXISTING[(name, "project")])
+    path = project / settings
+    original = path.read_text()
+    agent, where = agents.get(name), where_for("project", home, project)
+    plan.apply(plan.plan_install(agent, where), where)
+    data = jsonc.to_python(jsonc.parse(path.read_text()))
+    ours = [g for g in data["hooks"][event] if hookconfig.is_ours(g)]
+    assert len(ours) == 1 and ours[0]["matcher"] == matcher
+    assert f"--agent {name}" in ours[0]["hooks"][0]["command"]
+    start = [g for g in data["hooks"]["SessionStart"] if hookconfig.is_ours(g)]
+    assert len(start) == 1 and ("matcher" in start[0]) == (name == "codex")
+    timeout = ours[0]["hooks"][0]["timeout"]  # Gemini CLI counts milliseconds
+    assert timeout == hookconfig.HOOK_TIMEOUT_S * (1000 if name == "gemini" else 1)
+    dialect = hookconfig.DIALECTS[name]
+    assert hookconfig.installed_mode(path.read_text(), dialect) == "augment"
+    plan.apply(plan.plan_install(agent, where, hooks="redirect"), where)
+    text = path.read_text()
+    assert hookconfig.installed_mode(text, dialect) == "redirect"
+    data = jsonc.to_python(jsonc.parse(text))
+    if name == "gemini":  # redirect denies before the tool: BeforeTool, and AfterTool is gone
+        assert "AfterTool" not in data["hooks"]
+        before = data["hooks"]["BeforeTool"]
+        assert before[0]["matcher"] == "write_file|replace" and hookconfig.is_ours(before[1])
+    assert not any(c.changed for c in plan.plan_install(agent, where))  # keeps the mode
+    plan.apply(plan.plan_install(agent, where, hooks="off"), where)
+    assert path.read_text() == original or name == "gemini"  # Gemini: its MCP entry stays
+    plan.apply(plan.plan_uninstall(agent, where), where)
+    assert path.read_text() == original
+
+
+@pytest.mark.slow
+def test_the_codex_and_gemini_hook_commands_run(places: tuple[Path, Path], tmp_path: Path) -> None:
+    """The commands written into Codex CLI's hooks.json and Gemini CLI's settings.json, run
+    by a shell as the harness runs them, answer a recorded payload of each one's shape."""
+    home, project = places
+    (project / "retry.py").write_text("def compute_backoff(attempt):\n    return 2 ** attempt\n")
+    env = env_for(home, tmp_path)
+    assert scry("index", "--no-embed", "-q", cwd=project, env=env).returncode == 0
+    for name in ("codex", "gemini"):
+        assert scry("install", name, cwd=project, env=env).returncode == 0
+    base = {"session_id": "s1", "cwd": str(project)}
+    cases = [
+        (".codex/hooks.json", "PreToolUse", {
+            **base, "turn_id": "t1", "transcript_path": None, "hook_event_name": "PreToolUse",
+            "model": "gpt-5-codex", "permission_mode": "default", "tool_name": "Bash",
+            "tool_input": {"command": "rg -n compute_backoff"}, "tool_use_id": "call_1",
+        }),
+        (".gemini/settings.json", "AfterTool", {
+            **base, "transcript_path": "t.json", "hook_event_name": "AfterTool",
+            "timestamp": "2026-12-07T21:00:00Z", "tool_name": "search_file_content",
+            "tool_input": {"pattern": "compute_backoff"}, "tool_response": {"llmContent": "1"},
+        }),
+    ]  # fmt: skip
+    for settings, event, data in cases:
+        hooks = jsonc.to_python(jsonc.parse((project / settings).read_text()))["hooks"]
+        command = next(g for g in hooks[event] if hookconfig.is_ours(g))["hooks"][0]["command"]
+        shell = subprocess.run(
+            ["sh", "-c", command], input=json.dumps(data), env=env, cwd=project,
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert shell.returncode == 0 and shell.stderr == "", shell.stderr
+        context = json.loads(shell.stdout)["hookSpecificOutput"]["additionalContext"]
+        assert "retry.py:1-2" in context, settings
 
 
 def test_instructions_pasted_by_hand_are_not_added_twice(places: tuple[Path, Path]) -> None:

@@ -1,5 +1,6 @@
 """``scry install`` and ``scry uninstall``: scry's MCP server, usage instructions and (Claude
-Code) hooks in a coding agent's own files (the work is :mod:`scrydb.install`)."""
+Code, Codex CLI, Gemini CLI) hooks in a coding agent's own files (the work is
+:mod:`scrydb.install`)."""
 
 from __future__ import annotations
 
@@ -36,11 +37,17 @@ def _scope_options(f: click.decorators.FC) -> click.decorators.FC:
     "--hooks",
     type=click.Choice(["augment", "redirect", "off"]),
     default=None,
-    help="Claude Code: ranked hits beside Grep/Glob/grep results (augment, the default), "
-    "instead of them (redirect), or no hooks (off).",
+    help="Claude Code, Codex CLI and Gemini CLI: scry's ranked hits beside the agent's "
+    "own grep/find results (augment, the default: nothing is taken away), instead of them "
+    "once (redirect: the search is denied with the hits; repeating it runs it), or no "
+    "hooks (off). Without it, an install keeps the mode already installed.",
 )
 @click.option(
-    "--list", "list_", is_flag=True, help="Which agents are on this machine, and what is installed."
+    "--list",
+    "list_",
+    is_flag=True,
+    help="Which agents are on this machine, the files each install writes, and what of "
+    "scry is in them now.",
 )
 def install_cmd(
     agent: str | None, scope: str | None, dry_run: bool, hooks: str | None, list_: bool
@@ -52,16 +59,18 @@ def install_cmd(
     and settings are kept as they are; the file is backed up first; a malformed file is
     refused and left untouched). The usage instructions (when to use scry, when grep is
     still right) go between markers into the agent's instruction file (CLAUDE.md,
-    AGENTS.md, a Cursor rule, ...). Running it twice changes nothing; `scry uninstall
-    AGENT` removes exactly what it added. The server is started by this scry's absolute
-    path, so a virtual environment need not be on PATH.
+    AGENTS.md, a Cursor rule, ...). For Claude Code, Codex CLI and Gemini CLI it also adds
+    hooks that answer the agent's own grep/find calls with scry's ranked hits (--hooks).
+    Running it twice changes nothing; `scry uninstall AGENT` removes exactly what it
+    added. The server is started by this scry's absolute path, so a virtual environment
+    need not be on PATH.
 
     \b
     Example:
       scry install --list                  # agents found here, what each would get
       scry install claude-code             # .mcp.json, CLAUDE.md, hooks (augment)
       scry install cursor --dry-run        # show the diff, write nothing
-      scry install codex --user            # ~/.codex/config.toml and ~/.codex/AGENTS.md
+      scry install codex --user            # ~/.codex/config.toml, AGENTS.md, hooks.json
       scry install claude-code --hooks off
     """
     if list_:

@@ -125,6 +125,8 @@ class Agent:
     workspace_var: str | None = None
     #: The settings file scry's hooks go into (``--hooks``); None: no hooks for this agent.
     hooks: Callable[[Where], Target] | None = None
+    #: Whose hook protocol they speak (a key of ``hookconfig.DIALECTS``).
+    hook_dialect: str = "claude"
 
 
 def _split(argv: list[str]) -> dict[str, Any]:
@@ -228,6 +230,13 @@ AGENTS: tuple[Agent, ...] = (
         _split,
         ("codex",),
         lambda w: (w.codex_home(),),
+        # developers.openai.com/codex/hooks: ``<repo>/.codex/hooks.json`` (a trusted
+        # project) or ``$CODEX_HOME/hooks.json``, Claude Code's shape.
+        hooks=_by_scope(
+            lambda w: _json(_root(w) / ".codex" / "hooks.json", "hooks"),
+            lambda w: _json(w.codex_home() / "hooks.json", "hooks"),
+        ),
+        hook_dialect="codex",
     ),
     Agent(
         "gemini",
@@ -244,6 +253,13 @@ AGENTS: tuple[Agent, ...] = (
         _split,
         ("gemini",),
         lambda w: (w.home / ".gemini",),
+        # geminicli.com/docs/hooks/reference: the ``hooks`` object of the same settings.json
+        # (project hooks run only in a trusted folder).
+        hooks=_by_scope(
+            lambda w: _json(_root(w) / ".gemini" / "settings.json", "hooks"),
+            lambda w: _json(w.home / ".gemini" / "settings.json", "hooks"),
+        ),
+        hook_dialect="gemini",
     ),
     Agent(
         "vscode",

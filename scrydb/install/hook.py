@@ -1,19 +1,24 @@
-"""Claude Code hooks: ``python -m scrydb.install.hook pre-tool-use --mode augment|redirect``
-and ``python -m scrydb.install.hook session-start``.
+"""The hooks: ``python -m scrydb.install.hook pre-tool-use|after-tool --mode augment|redirect
+[--agent claude|codex|gemini]`` and ``python -m scrydb.install.hook session-start``.
 
-**PreToolUse** (matcher ``Grep|Glob|Bash``): the harness sends the tool call as JSON on
-stdin. When :func:`scrydb.install.hookquery.lookup_for` finds words to search for, the
-repository's existing index is searched (the lexical leg, and the dense leg when the
-query's vector is already cached: no model is loaded, torch is never imported) and the
-top hits go back in the hook protocol's JSON: ``augment`` adds them as
-``additionalContext`` beside the tool's own result; ``redirect`` denies a content search
-once (``permissionDecision: deny``) with the hits as the reason the agent reads, and lets
-the same call through when the agent repeats it.
+**PreToolUse** (Claude Code: matcher ``Grep|Glob|Bash``; Codex CLI: ``Bash``, the same
+JSON both ways): the harness sends the tool call as JSON on stdin. When
+:func:`scrydb.install.hookquery.lookup_for` finds words to search for, the repository's
+existing index is searched (the lexical leg, and the dense leg when the query's vector is
+already cached: no model is loaded, torch is never imported) and the top hits go back in
+the hook protocol's JSON: ``augment`` adds them as ``additionalContext`` beside the tool's
+own result; ``redirect`` denies a content search once (``permissionDecision: deny``) with
+the hits as the reason the agent reads, and lets the same call through when the agent
+repeats it. **Gemini CLI** (geminicli.com/docs/hooks/reference) adds context only after a
+tool ran: augment is its ``AfterTool`` hook (``after-tool``: the hits as
+``hookSpecificOutput.additionalContext``), redirect its ``BeforeTool`` hook (``decision:
+deny`` with the hits as ``reason``); its tool calls are read as the Claude Code tools they
+match (:data:`_GEMINI_TOOLS`).
 
 **SessionStart**: starts a background ``scry index`` of the repository (when none is
 running), so the session's first search finds embeddings ready. It prints nothing.
 
-Both **fail open**: no repository, no index, an index still being built, a weak answer,
+All **fail open**: no repository, no index, an index still being built, a weak answer,
 a slow one (over :data:`LIMIT_S`, enforced by a watchdog that ends the process) or any
 error: the process exits 0 having printed nothing, and the tool runs as it would have.
 Nothing here writes to stderr (the harness may show it); ``SCRY_HOOK_DEBUG=1`` does.
@@ -21,6 +26,7 @@ Nothing here writes to stderr (the harness may show it); ``SCRY_HOOK_DEBUG=1`` d
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -31,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 #: The hard limit of one hook process, from its start: well under the harness's own
-#: timeout (``claude_hooks.HOOK_TIMEOUT_S``); over it, the process ends printing nothing.
+#: timeout (``hookconfig.HOOK_TIMEOUT_S``); over it, the process ends printing nothing.
 LIMIT_S = 2.0
 #: Environment variable that changes :data:`LIMIT_S` (seconds).
 LIMIT_ENV = "SCRY_HOOK_LIMIT"
@@ -44,6 +50,15 @@ MAX_PAYLOAD = 1_000_000
 #: Redirect memory older than this is deleted (a session rarely lasts longer).
 SEEN_MAX_AGE_S = 3 * 24 * 3600
 MODES = ("augment", "redirect")
+#: Whose hook protocol a call speaks (``--agent``): Codex CLI's is Claude Code's.
+AGENTS = ("claude", "codex", "gemini")
+#: Gemini CLI's search tools (geminicli.com/docs/tools/file-system and /shell) as the Claude
+#: Code tool hookquery reads, and its argument names -> Gemini's.
+_GEMINI_TOOLS: dict[str, tuple[str, dict[str, str]]] = {
+    "search_file_content": ("Grep", {"pattern": "pattern", "path": "path", "glob": "include"}),
+    "glob": ("Glob", {"pattern": "pattern", "path": "path"}),
+    "run_shell_command": ("Bash", {"command": "command"}),
+}
 
 _out_lock = threading.Lock()
 
@@ -58,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     _arm_watchdog(started, _limit())
     try:
         event = args[0] if args else ""
-        mode = args[args.index("--mode") + 1] if "--mode" in args else "augment"
+        mode = _option(args, "--mode", "augment")
+        agent = _option(args, "--agent", "claude")
         raw = sys.stdin.read(MAX_PAYLOAD + 1)
         if len(raw) > MAX_PAYLOAD:
             return 0
@@ -68,8 +84,8 @@ def main(argv: list[str] | None = None) -> int:
         if event == "session-start":
             session_start(payload)
             return 0
-        if event == "pre-tool-use" and mode in MODES:
-            out = pre_tool_use(payload, mode)
+        if event in ("pre-tool-use", "after-tool") and mode in MODES and agent in AGENTS:
+            out = pre_tool_use(payload, mode, agent, after=event == "after-tool")
             if out is not None:
                 _emit(out)
     except BaseException:  # fail open: the tool runs as if there were no hook
@@ -80,16 +96,28 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def pre_tool_use(payload: dict[str, Any], mode: str) -> dict[str, Any] | None:
-    """The hook's JSON answer to one PreToolUse payload, or None to let the tool run."""
+def pre_tool_use(
+    payload: dict[str, Any], mode: str, agent: str = "claude", after: bool = False
+) -> dict[str, Any] | None:
+    """The hook's JSON answer to one tool call (``after``: Gemini CLI's AfterTool, the tool
+    has run), or None to let the tool run untouched."""
     from scrydb.install.hookquery import lookup_for
 
     cwd = _cwd(payload)
-    look = lookup_for(str(payload.get("tool_name", "")), payload.get("tool_input"), cwd)
+    tool, tool_input = _tool_call(payload, agent)
+    look = lookup_for(tool, tool_input, cwd)
     if look is None:
         return None
+    if agent == "gemini" and look.tool in ("Grep", "Glob"):
+        look = dataclasses.replace(look, tool=str(payload.get("tool_name")))
+    # Gemini CLI adds context only after the tool ran; before it, it can only deny.
+    adds_context = agent != "gemini" or after
     session = payload.get("session_id")
-    redirect = mode == "redirect" and look.redirectable and isinstance(session, str) and session
+    redirect = (
+        not after and mode == "redirect" and look.redirectable and isinstance(session, str)
+    ) and bool(session)
+    if not redirect and not adds_context:
+        return None
     call = json.dumps([payload.get("tool_name"), payload.get("tool_input")], sort_keys=True)
     memory = _Memory(str(session), call) if redirect else None
     if memory is not None and memory.seen():
@@ -103,11 +131,41 @@ def pre_tool_use(payload: dict[str, Any], mode: str) -> dict[str, Any] | None:
             f"{text}\n\nIf these do not answer it, or you need every literal match, repeat "
             "the same call and it runs as is."
         )
-        return _output(permissionDecision="deny", permissionDecisionReason=reason)
+        return _deny(agent, reason)
+    if not adds_context:
+        return None
     note = (
         f"scry, ranked code search over this repository, for `{look.query}` (beside "
         f"{look.tool}'s literal result): {text}"
     )
+    return _context(agent, note)
+
+
+def _tool_call(payload: dict[str, Any], agent: str) -> tuple[str, Any]:
+    """The call as the Claude Code tool :func:`~scrydb.install.hookquery.lookup_for`
+    reads (Codex CLI sends that shape already: ``Bash`` with ``command``)."""
+    name, args = str(payload.get("tool_name", "")), payload.get("tool_input")
+    if agent != "gemini":
+        return name, args
+    tool, keys = _GEMINI_TOOLS.get(name, ("", {}))
+    if not isinstance(args, dict):
+        return tool, None
+    return tool, {ours: args[theirs] for ours, theirs in keys.items() if theirs in args}
+
+
+def _deny(agent: str, reason: str) -> dict[str, Any]:
+    """A refusal the agent reads (geminicli.com/docs/hooks/reference, BeforeTool:
+    ``decision``/``reason``; Claude Code and Codex: ``permissionDecision``)."""
+    if agent == "gemini":
+        return {"decision": "deny", "reason": reason}
+    return _output(permissionDecision="deny", permissionDecisionReason=reason)
+
+
+def _context(agent: str, note: str) -> dict[str, Any]:
+    """Text added beside the tool's result (Gemini CLI, AfterTool:
+    ``hookSpecificOutput.additionalContext`` is appended to the result)."""
+    if agent == "gemini":
+        return {"hookSpecificOutput": {"additionalContext": note}}
     return _output(additionalContext=note)
 
 
@@ -126,8 +184,15 @@ def session_start(payload: dict[str, Any]) -> None:
 
 def _search(look: Any, cwd: str) -> str | None:
     """The top hits for a lookup as text, or None (no repository, no complete index, a
-    weak answer)."""
-    from scrydb.paths import default_db_path, repo_root, scope_in
+    weak answer).
+
+    The store and the search engine are opened directly, not through
+    :class:`scrydb.index.Index`: a search reads the file and nothing else, and the index's
+    other imports (sync, the file walk, status, the code graph) would cost the hook a
+    third of its time. What a search needs from the index is done here: the default index
+    of the repository (so it belongs to this root), read-only, and the path filter as
+    ``Index.search`` reads it (:func:`scrydb.paths.filter_path`)."""
+    from scrydb.paths import default_db_path, filter_path, repo_root, scope_in
 
     root = repo_root(cwd)
     if root is None:
@@ -138,27 +203,33 @@ def _search(look: Any, cwd: str) -> str | None:
     from scrydb import present
     from scrydb.config import find_config
     from scrydb.embed import embedder_id
-    from scrydb.index import Index
-    from scrydb.store import Readiness
+    from scrydb.search.engine import SearchEngine
+    from scrydb.store import Readiness, Store
 
     path = None
     if look.path is not None:
         try:
-            path = scope_in(root, look.path, cwd=root)
+            path = filter_path(root, scope_in(root, look.path, cwd=root) or None)
         except Exception:
             return None  # outside this repository: not ours to answer
     config = find_config(root, None)
-    emb = _cached_queries_only(embedder_id(config.embed))
-    with Index(root, db, config, readonly=True, embedder=emb) as ix:
-        if ix.store.readiness() is not Readiness.READY:
+    store = Store(db, readonly=True)
+    try:
+        if store.readiness() is not Readiness.READY:
             return None
-        res = ix.search(look.query, k=HITS, lang=look.lang, path=path or None)
-        if not res or res.weak or res.missing:
-            return None
-        present.fit_budget(res, BUDGET_TOKENS)
-        legs = " + ".join(res.legs) or "lexical"
-        head = f"the {len(res)} most likely places, best first ({legs}):"
-        return f"{head}\n\n{present.format_results(res)}"
+        # The embedder of the index's vectors (during a re-embed for a new model, the
+        # recorded one, as ``IndexEmbedders.for_queries`` picks): its id keys the cache.
+        emb = _cached_queries_only(store.meta("embedder") or embedder_id(config.embed))
+        engine = SearchEngine(store, config, lambda: emb)
+        res = engine.search(look.query, k=HITS, lang=look.lang, path=path)
+    finally:
+        store.close()
+    if not res or res.weak or res.missing:
+        return None
+    present.fit_budget(res, BUDGET_TOKENS)
+    legs = " + ".join(res.legs) or "lexical"
+    head = f"the {len(res)} most likely places, best first ({legs}):"
+    return f"{head}\n\n{present.format_results(res)}"
 
 
 def _cached_queries_only(ident: str) -> Any:
@@ -182,6 +253,11 @@ def _cached_queries_only(ident: str) -> Any:
             raise ScryError("no cached query vector (the hook loads no model)")
 
     return CachedQueriesOnly()
+
+
+def _option(args: list[str], name: str, default: str) -> str:
+    i = args.index(name) + 1 if name in args else 0
+    return args[i] if 0 < i < len(args) else default
 
 
 def _cwd(payload: dict[str, Any]) -> str:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from scrydb.errors import ScryError
-from scrydb.install import agents, claude_hooks, jsonc, markers, tomlfile
+from scrydb.install import agents, hookconfig, jsonc, markers, tomlfile
 from scrydb.install.agents import SERVER_NAME, Agent, Target, Where
 from scrydb.install.instructions import USAGE
 
@@ -113,13 +113,17 @@ def plan_install(
             files.write(doc.path, new, "usage instructions")
     if agent.hooks is not None:
         spot = agent.hooks(where)
+        dialect = hookconfig.DIALECTS[agent.hook_dialect]
         current = files.read(spot.path) or ""
-        mode = hooks or _edit(where, spot, current, lambda t, c: claude_hooks.installed_mode(t))
-        mode = mode or claude_hooks.DEFAULT_MODE
-        new = _edit(where, spot, current, lambda t, c: claude_hooks.set_hooks(t, mode))
+        mode = hooks or _edit(
+            where, spot, current, lambda t, c: hookconfig.installed_mode(t, dialect)
+        )
+        mode = mode or hookconfig.DEFAULT_MODE
+        new = _edit(where, spot, current, lambda t, c: hookconfig.set_hooks(t, mode, dialect))
         files.write(spot.path, new, f"hooks ({mode})")
     elif hooks not in (None, "off"):
-        raise ScryError(f"{agent.label} has no hooks scry can install (only Claude Code does)")
+        with_hooks = ", ".join(a.label for a in agents.AGENTS if a.hooks is not None)
+        raise ScryError(f"{agent.label} has no hooks scry can install (only {with_hooks})")
     return files.result()
 
 
@@ -149,7 +153,8 @@ def plan_uninstall(agent: Agent, where: Where) -> list[Change]:
         spot = agent.hooks(where)
         text = files.read(spot.path)
         if text is not None:
-            new = _edit(where, spot, text, lambda t, c: claude_hooks.remove_hooks(t))
+            dialect = hookconfig.DIALECTS[agent.hook_dialect]
+            new = _edit(where, spot, text, lambda t, c: hookconfig.remove_hooks(t, dialect))
             files.write(spot.path, _or_delete(new, spot), "hooks")
     return files.result()
 
@@ -171,7 +176,8 @@ def installed(agent: Agent, where: Where) -> dict[str, Any]:
         spot = agent.hooks(where)
         try:
             text = _Files(where).read(spot.path)
-            out["hooks"] = claude_hooks.installed_mode(text) if text else None
+            dialect = hookconfig.DIALECTS[agent.hook_dialect]
+            out["hooks"] = hookconfig.installed_mode(text, dialect) if text else None
         except (ScryError, ValueError):
             out["hooks"] = "unreadable"
     return out
