@@ -16,6 +16,10 @@ PATHS = [
     ("src/sub/c.py", "python"),
     ("docs/readme.md", "markdown"),
     ("abc.py", "python"),
+    ("a[", None),
+    ("!x", None),
+    ("^z", None),
+    ("[y", None),
 ]
 
 
@@ -41,6 +45,12 @@ def _sql_paths(f: Filter) -> set[str]:
         ("*.md", None, {"docs/readme.md"}),
         ("src", "py", {"src/a.py", "src/sub/c.py"}),
         (None, "ts", {"src/b.ts"}),
+        # Found by tests/fuzz/filters.py (corpus/filters/crash-lone-bracket, -bang-in-a-
+        # bracket): a "[" that closes no bracket is itself, and "!" / "^" negate only
+        # first in a bracket (the SQL side had matched nothing and the other character).
+        ("a[", None, {"a["}),
+        ("[a[!]*", None, {"abc.py", "a.py", "a[", "!x", "[y"}),
+        ("[a[^]*", None, {"abc.py", "a.py", "a[", "^z", "[y"}),
     ],
 )
 def test_sql_and_memory_agree(path: str | None, lang: str | None, want: set[str]) -> None:

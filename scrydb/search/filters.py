@@ -32,10 +32,7 @@ class Filter:
             p = p[2:]
         self.path = p.strip("/") if p not in ("", ".", "./") else ""
         self.glob = any(ch in self.path for ch in "*?[")
-        # A negated bracket is written [!a] (shell, gitignore, fnmatch) or [^a] (SQLite
-        # GLOB, regexes): both are taken, and each side gets its own dialect.
-        self.glob_sql = self.path.replace("[!", "[^") if self.glob else ""
-        self._glob_py = self.path.replace("[^", "[!") if self.glob else ""
+        self.glob_sql, self._glob_py = _dialects(self.path) if self.glob else ("", "")
         self.active = bool(self.langs or self.path)
 
     def sql(self) -> tuple[str, list[Any]]:
@@ -53,3 +50,39 @@ class Filter:
                 path, self._glob_py + "/*"
             )
         return path == self.path or path.startswith(self.path + "/")
+
+
+def _dialects(pattern: str) -> tuple[str, str]:
+    """A glob in SQLite's dialect and in fnmatch's, read bracket by bracket. A negated
+    bracket is written [!a] (shell, gitignore, fnmatch) or [^a] (SQLite GLOB, regexes):
+    both are taken, and each side gets its own spelling, at a bracket's start only; a
+    ``[`` that closes no bracket is itself on both sides (SQLite needs it as ``[[]``).
+    Replacing the spellings anywhere, and leaving a lone ``[`` to SQLite, made the two
+    disagree (``[a[!]``, ``a[``: found by tests/fuzz/filters.py)."""
+    sql: list[str] = []
+    py: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        if pattern[i] != "[":
+            sql.append(pattern[i])
+            py.append(pattern[i])
+            i += 1
+            continue
+        j = i + 1
+        negated = j < n and pattern[j] in "!^"
+        j += negated
+        start = j
+        if j < n and pattern[j] == "]":
+            j += 1  # a "]" first in a bracket is itself
+        while j < n and pattern[j] != "]":
+            j += 1
+        if j >= n:  # no closing "]": a plain "["
+            sql.append("[[]")
+            py.append("[[]")
+            i += 1
+            continue
+        body = pattern[start:j]
+        sql.append(("[^" if negated else "[") + body + "]")
+        py.append(("[!" if negated else "[") + body + "]")
+        i = j + 1
+    return "".join(sql), "".join(py)
