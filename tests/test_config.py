@@ -109,3 +109,16 @@ def test_an_unknown_embed_provider_is_a_clean_error() -> None:
         ScryError, match=r"unknown \[embed\] provider 'magic' \(one of local, openai\)"
     ):
         provider("magic")
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [('["a\\nb"]\nx = 1\n', "[a\\nb]"), ('[index]\n"a\\u001bb" = 1\n', "'a\\x1bb'")],
+)
+def test_unknown_names_are_shown_on_one_line(tmp_path: Path, text: str, shown: str) -> None:
+    """Found by tests/fuzz/config.py (corpus/config/crash-newline-in-a-key): a quoted
+    TOML name holding a newline or an escape reached the error message as it was."""
+    (tmp_path / ".scry.toml").write_text(text)
+    with pytest.raises(ConfigError) as err:
+        find_config(tmp_path)
+    assert shown in str(err.value) and str(err.value).isprintable()
