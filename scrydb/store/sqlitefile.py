@@ -56,6 +56,10 @@ OWN_SUFFIXES = (
 #: An SQLite file starts with this; its application id is at byte 68 (big-endian).
 _MAGIC = b"SQLite format 3\x00"
 _APP_ID_AT = 68
+#: The SQLite VFS that :func:`connect` opens every file with (None: SQLite's default).
+#: Only tests set it: ``tests/powerloss.py`` registers a VFS that records every write
+#: and sync, to replay them as a power cut would leave the files.
+VFS: str | None = None
 
 
 class Identity(NamedTuple):
@@ -79,7 +83,7 @@ def connect(
     ``busy_timeout_ms`` for other connections' locks, load sqlite-vec when ``vectors``,
     and read the header now (``apsw.NotADBError`` for a file that is not a database,
     ``apsw.CantOpenError`` for a WAL file whose ``-shm`` cannot be made)."""
-    conn = apsw.Connection(name, flags=flags)
+    conn = apsw.Connection(name, flags=flags, vfs=VFS)
     try:
         conn.set_busy_timeout(busy_timeout_ms)
         if vectors:
