@@ -166,6 +166,29 @@ def embedded_hashes(ix: Index) -> set[str]:
     }
 
 
+def ref_set(ix: Index) -> set[tuple]:
+    """Every reference of the code graph, by path (ids differ between indexes)."""
+    return set(
+        ix.store.rows(
+            "SELECT f.path, c.start_line, r.name, r.norm, r.kind, r.line, r.col, r.qualifier,"
+            " r.module, r.alias FROM refs r JOIN chunks c ON c.id = r.chunk_id"
+            " JOIN files f ON f.id = r.file_id"
+        )
+    )
+
+
+def vector_map(ix: Index) -> dict[str, bytes]:
+    """text hash -> float vector bytes, for vectors some chunk uses (body or header)."""
+    if not ix.store.has_table("vec_float"):
+        return {}
+    return dict(
+        ix.store.rows(
+            "SELECT e.text_hash, v.embedding FROM embeddings e JOIN vec_float v ON v.rowid = e.id "
+            "WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.emb_id = e.id OR c.head_emb_id = e.id)"
+        )
+    )
+
+
 def fts_hits(ix: Index, term: str) -> list[int]:
     return [
         r[0]
@@ -196,3 +219,8 @@ def assert_consistent(ix: Index) -> None:
         )
     names = {r[0] for r in s.rows("SELECT name FROM symbol_names")}
     assert names == {r[0] for r in s.rows("SELECT DISTINCT norm FROM symbols")}
+    # The code graph: every reference belongs to a live chunk of its own file.
+    assert not s.rows(
+        "SELECT r.chunk_id FROM refs r LEFT JOIN chunks c ON c.id = r.chunk_id"
+        " WHERE c.id IS NULL OR c.file_id != r.file_id"
+    )

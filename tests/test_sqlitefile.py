@@ -140,7 +140,7 @@ def test_use_wal(tmp_path: Path) -> None:
     conn = sqlitefile.connect(str(tmp_path / "w.db"), RW, 1000)
     sqlitefile.use_wal(conn, tmp_path / "w.db")
     assert next(conn.execute("PRAGMA journal_mode"))[0] == "wal"
-    assert next(conn.execute("PRAGMA synchronous"))[0] == 1  # NORMAL
+    assert next(conn.execute("PRAGMA synchronous"))[0] == 2  # FULL (test_powerloss.py)
     assert next(conn.execute("PRAGMA journal_size_limit"))[0] == sqlitefile.WAL_SIZE_LIMIT
     conn.close()
     mem = sqlitefile.connect(":memory:", RW, 1000)
