@@ -83,6 +83,8 @@ def format_hit(
             parts.append(f"rerank={e['rerank']}#{e['rerank_rank']}")
         parts += [f"*{k}={v}" for k, v in e["factors"].items()]
         lines.append("  " + _c(" ".join(parts), "2", colour))
+        if e.get("report"):
+            lines.append("  " + _c(_report_parts(e["report"]), "2", colour))
     width = len(str(hit.snippet_start + hit.snippet.count("\n")))
     for i, text in enumerate(hit.snippet.split("\n")):
         n = hit.snippet_start + i
@@ -98,6 +100,17 @@ def format_hit(
         )
         lines.append(_c(hint, "2", colour))
     return "\n".join(lines)
+
+
+def _report_parts(part: dict[str, Any]) -> str:
+    """``--explain``'s line of the parts of a bug report a hit matched."""
+    out = [f"frame {f}" for f in part.get("frames", ())]
+    out += [f"message {m!r}" for m in part.get("messages", ())]
+    if part.get("names"):
+        out.append("names " + ", ".join(part["names"]))
+    if part.get("segments"):
+        out.append("segment cos " + " ".join(f"{c:.3f}" for c in part["segments"]))
+    return "report: " + ("; ".join(out) if out else "no frame, message or name")
 
 
 def format_results(res: Results, colour: bool = False, explain: bool = False) -> str:

@@ -111,3 +111,23 @@ def test_a_nul_in_a_reported_name_keeps_the_lexical_leg(shop: tuple[Path, Path])
     with scrydb.open(repo, db=db) as ix:
         hits = ix.search(text, k=3, mode="lexical")
         assert hits and hits[0].path == "app/payments.py"
+
+
+def test_explain_shows_the_parts_of_the_report_a_hit_matched(
+    shop: tuple[Path, Path],
+) -> None:
+    """``--explain`` (issue 47, item 3): the frame, the message fragment, the names and
+    the prose segments' cosines behind a hit, in the JSON and in the text."""
+    repo, db = shop
+    r = run_scry("search", "-", "--json", "--explain", "--db", str(db), cwd=repo, input=REPORT)
+    assert r.returncode == 0, r.stderr
+    top = json.loads(r.stdout)["hits"][0]
+    part = top["explain"]["report"]
+    assert top["path"] == "app/payments.py"
+    assert part["frames"] == ["/srv/shop/app/payments.py:11 in charge"]
+    assert any("must be positive" in m for m in part["messages"])
+    assert part["names"][0] == "charge" and "PaymentError" in part["names"]
+    assert part["segments"] and all(-1.0 <= c <= 1.0 for c in part["segments"])
+    text = run_scry("search", "-", "--explain", "--db", str(db), cwd=repo, input=REPORT)
+    assert text.returncode == 0, text.stderr
+    assert "report: frame /srv/shop/app/payments.py:11 in charge; message '" in text.stdout

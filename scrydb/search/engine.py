@@ -23,7 +23,7 @@ from scrydb.search.filters import Filter
 from scrydb.search.hits import hits_for
 from scrydb.search.query import Query, fts_match, prepare
 from scrydb.search.qvectors import QueryVectors
-from scrydb.store import Store, legs
+from scrydb.store import Store, legs, lookup
 from scrydb.store.vectors import VectorIndex
 
 MODES = ("fused", "lexical", "dense")
@@ -98,6 +98,12 @@ class SearchEngine:
             rank.fuse(cands, *((1.0, 0.0) if mode == "dense" else (0.0, 1.0)))
         chosen = rank.diversify(list(cands.values()), k) if fused else _plain_top(cands, k)
         res.extend(hits_for(chosen, q, explain))
+        if explain and q.report is not None:  # which parts of the report each hit matched
+            seg = self._segment_cosines(q) if dense is not None else None
+            parts = reportquery.matched_parts(self.store, q.report, chosen, seg)
+            for hit, part in zip(res, parts, strict=True):
+                if hit.explain is not None:
+                    hit.explain["report"] = part
         if fused or not cands:
             self._judge(res, q, chosen, cands)
         res.timings = {"lexical": t_lex - t0, "dense": t_dense - t_lex}
@@ -119,6 +125,19 @@ class SearchEngine:
             return legs.main_language(self.store)
         except Exception:  # a hint only
             return None
+
+    def _segment_cosines(self, q: Query) -> Callable[[rank.Candidate], list[float]]:
+        """Each embedded text's cosine with a candidate's body vector (a report's prose
+        segments, for ``--explain``; their vectors are in the cache the dense leg filled)."""
+        vecs = [self.qvectors.vector(t) for t in q.dense_texts]
+
+        def cosines(c: rank.Candidate) -> list[float]:
+            eid = lookup.embedding_ids(self.store, [c.text_hash]).get(c.text_hash)
+            if eid is None:
+                return []
+            return [self.vectors.cosines([eid], v).get(eid, 0.0) for v in vecs]
+
+        return cosines
 
     def suggest(self, q: Query, limit: int = 5) -> list[str]:
         """Existing symbol names close to the query's words ("did you mean")."""

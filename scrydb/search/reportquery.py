@@ -14,11 +14,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from scrydb.search import rank
 from scrydb.search.framepath import PathMapper
-from scrydb.search.report import Report
+from scrydb.search.report import Frame, Report
 from scrydb.store import Store
 from scrydb.store import evidence as ev
 from scrydb.store import files as indexed_files
@@ -84,19 +86,12 @@ def frame_votes(
     """The chunk holding each in-repository frame's line gets a vote (the innermost
     most); it joins the candidates even when neither leg found it (``join``; a filtered
     search passes False: only what the legs found inside the filter may be voted for)."""
-    frames = [f for f in rep.frames if f.line and (f.module_path or f.path)]
-    if not frames:
-        return
-    mapper = PathMapper(indexed_files.paths(store))
-    # A "library" frame is the repository's own code when its path maps to an indexed
-    # file (the report came from an installed copy: site-packages/pkg/...).
-    mapped = [(f, mapper.map(f.module_path or f.path)) for f in frames]
-    mapped = [(f, p) for f, p in mapped if p is not None]
+    mapped = _mapped_frames(store, rep)
     if not mapped:
         return
     innermost = min(f.depth for f, _p in mapped)
     for f, path in mapped:
-        if path is None or f.line is None:
+        if f.line is None:
             continue
         cid = ev.chunk_holding(store, path, f.line)
         if cid is None or (not join and cid not in cands):
@@ -104,6 +99,18 @@ def frame_votes(
         c = cands.setdefault(cid, rank.Candidate(cid))
         w = FRAME_VOTE if f.depth == innermost else OUTER_FRAME_VOTE
         c.votes["frame"] = max(c.votes.get("frame", 0.0), w)
+
+
+def _mapped_frames(store: Store, rep: Report) -> list[tuple[Frame, str]]:
+    """The report's frames with a line whose path maps to an indexed file, with that file.
+    A "library" frame is the repository's own code when its path maps (the report came
+    from an installed copy: site-packages/pkg/...)."""
+    frames = [f for f in rep.frames if f.line and (f.module_path or f.path)]
+    if not frames:
+        return []
+    mapper = PathMapper(indexed_files.paths(store))
+    mapped = [(f, mapper.map(f.module_path or f.path)) for f in frames]
+    return [(f, p) for f, p in mapped if p is not None]
 
 
 def message_votes(
@@ -140,3 +147,57 @@ def describe(rep: Report) -> str:
         parts.append(f"{names} names")
     parts.append(f"{len(rep.segments)} prose segments")
     return "read as a bug report: " + ", ".join(parts)
+
+
+#: Most names listed per hit by :func:`matched_parts`.
+EXPLAIN_NAMES = 8
+
+
+def matched_parts(
+    store: Store,
+    rep: Report,
+    chosen: list[rank.Candidate],
+    segment_cosines: Callable[[rank.Candidate], list[float]] | None = None,
+) -> list[dict[str, Any]]:
+    """Which parts of the report each chosen candidate matched, for ``--explain``: the
+    traceback frames whose line it holds, the error-message fragments its text holds,
+    the report's names it defines (first) or uses, and (``segment_cosines``, when the
+    dense leg ran) each embedded prose segment's cosine with it."""
+    frames = _mapped_frames(store, rep)
+    frags = list(_fragments(rep))
+    names = report_names(rep)
+    out: list[dict[str, Any]] = []
+    for c in chosen:
+        part: dict[str, Any] = {}
+        held = [
+            f"{f.path or f.module_path}:{f.line}" + (f" in {f.function}" if f.function else "")
+            for f, p in frames
+            if p == c.path and f.line is not None and c.start_line <= f.line <= c.end_line
+        ]
+        if held:
+            part["frames"] = held
+        msgs = [m for m in frags if m in c.content]
+        if msgs:
+            part["messages"] = msgs
+        found = _names_in(c, names)
+        if found:
+            part["names"] = found
+        if segment_cosines is not None:
+            cos = segment_cosines(c)
+            if cos:
+                part["segments"] = [round(x, 4) for x in cos]
+        out.append(part)
+    return out
+
+
+def _names_in(c: rank.Candidate, names: list[str]) -> list[str]:
+    """The report's names the chunk defines (its symbols), then those its text uses."""
+    own = {s.strip().rsplit(".", 1)[-1] for s in (c.symbol or "").split(",")}
+    defined, used = [], []
+    for n in names:
+        last = _last(n)
+        if last in own:
+            defined.append(n)
+        elif last and re.search(rf"(?<![\w$]){re.escape(last)}(?![\w$])", c.content):
+            used.append(n)
+    return (defined + used)[:EXPLAIN_NAMES]
