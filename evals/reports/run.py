@@ -269,6 +269,12 @@ def main() -> int:
     ap.add_argument("--db-dir", type=Path, default=DEFAULT_DBS)
     ap.add_argument("--config", default=None, help="a scry config file for every corpus")
     ap.add_argument("--json", type=Path, default=None, help="write the full report here")
+    ap.add_argument(
+        "--cases-out",
+        type=Path,
+        default=None,
+        help="append each case's row here (JSON lines) as soon as it is scored",
+    )
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args()
 
@@ -337,6 +343,9 @@ def main() -> int:
                 f"func acc@10 {f['func_acc@10']}"
             )
             results.append(row)
+            if args.cases_out:
+                with args.cases_out.open("a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(row) + "\n")
 
     groups: dict[str, list[dict[str, Any]]] = {"all": results}
     for half in ("dev", "test"):
