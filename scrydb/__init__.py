@@ -10,20 +10,26 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from scrydb.config import Config
 from scrydb.errors import ScryError
-from scrydb.results import Hit, Match, ReadResult, Results
 
 if TYPE_CHECKING:
+    from scrydb.config import Config
     from scrydb.index import Index, Status, find_root, open
     from scrydb.multi import search_many
+    from scrydb.results import Hit, Match, ReadResult, Results
     from scrydb.sync import SyncReport
 
 __version__ = "0.1.0"
 
 #: Names imported on first use: the index pulls in SQLite, sqlite-vec and numpy, which
-#: ``scry --help`` and other light commands must not pay for.
+#: ``scry --help`` and other light commands must not pay for; the config and results
+#: modules (dataclasses, tomllib) are not needed by a hook process (scrydb.install.hook).
 _LAZY = {
+    "Config": "scrydb.config",
+    "Hit": "scrydb.results",
+    "Match": "scrydb.results",
+    "ReadResult": "scrydb.results",
+    "Results": "scrydb.results",
     "Index": "scrydb.index",
     "Status": "scrydb.index",
     "find_root": "scrydb.index",
