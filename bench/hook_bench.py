@@ -8,7 +8,9 @@ The corpus is this checkout's tracked Python files, ``--copies`` times over, in 
 repository in a temp directory, indexed with synthetic vectors that carry the packaged
 model's id (``common.UnitVectors``: the dense leg costs what it costs with real vectors).
 The queries scry would answer are Grep patterns of this code base's own names and phrases.
-Per case, one warm-up run (which also byte-compiles the modules, into the scratch
+The first answering hook starts the warm helper (``scrydb.install.hookd``) that the later
+ones ask; one case turns it off (``SCRY_HOOK_HELPER=0``: every hook imports the search stack
+itself). Per case, one warm-up run (which also byte-compiles the modules, into the scratch
 directory, as an installed scrydb has them), then ``--runs`` timed processes fed a
 recorded PreToolUse payload, the cases taking turns; the hook's whole wall time is what
 it adds (the tool itself runs unchanged). References measured in the same run: a bare
@@ -162,6 +164,8 @@ def run(work: Path, runs: int, copies: int, baseline: Path | None = None) -> Res
              expect="additionalContext"),
         Case("hook: no index (fails open)", hook_cmd("augment"), grep(PATTERNS, unindexed),
              cwd=unindexed),
+        Case("hook: augment, lexical, no warm helper (SCRY_HOOK_HELPER=0)", hook_cmd("augment"),
+             grep(PATTERNS), expect="additionalContext", env=dict(env, SCRY_HOOK_HELPER="0")),
     ]  # fmt: skip
     if baseline is not None:
         # The same hook from the other copy of the package (its own byte-compiled cache).
@@ -181,6 +185,10 @@ def run(work: Path, runs: int, copies: int, baseline: Path | None = None) -> Res
             if i:
                 c.times.append(secs)
                 c.answered += c.expect is not None and c.expect in out
+    from scrydb.install import hookd
+
+    helpers = sum(hookd.stop(p) for p in (work / "cache" / "hooks").glob("helper-*.sock"))
+    res.extra["helpers_stopped"] = helpers
     ref = pct(cases[0].times, 50) * 1e3
     limit_ms = hook.LIMIT_S * 1e3
     for c in cases:

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ import pytest
 from sample_repo import write_repo
 
 import scrydb
-from scrydb.install import hook
+from scrydb.install import hook, hookd
 from scrydb.install.hookquery import Lookup, lookup_for, regex_words
 
 # -- which calls are searched, and for what ---------------------------------------------------
@@ -106,7 +107,7 @@ def test_lookups_for_tool_calls(tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, str]]]:
     """The sample repository (a root: .scry.toml), indexed with the real model; the env
     that points the hook at its index."""
     base = tmp_path_factory.mktemp("hook")
@@ -118,7 +119,15 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
     env = dict(os.environ, SCRY_DB=str(db), SCRY_CACHE_DIR=str(base / "cache"))
     env.pop("SCRY_HOOK_DEBUG", None)
     env.pop(hook.LIMIT_ENV, None)
-    return repo, env
+    env[hookd.HELPER_ENV] = "1"  # the hooks here start a warm helper and use it
+    env[hookd.IDLE_ENV] = "120"
+    yield repo, env
+    stop_helpers(base / "cache")
+
+
+def stop_helpers(cache: Path) -> int:
+    """Stop the warm helpers the hooks started under ``cache``; how many there were."""
+    return sum(hookd.stop(p) for p in (cache / "hooks").glob("helper-*.sock"))
 
 
 def payload(
@@ -453,7 +462,7 @@ def test_session_start_starts_a_background_index(tmp_path: Path) -> None:
     (repo / "app" / "cart.py").write_text("def cart_total(items):\n    return sum(items)\n")
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     cache = tmp_path / "cache"
-    env = dict(os.environ, SCRY_CACHE_DIR=str(cache))
+    env = dict(os.environ, SCRY_CACHE_DIR=str(cache), **{hookd.HELPER_ENV: "0"})
     env.pop("SCRY_DB", None)
     start = {
         "session_id": "s",
@@ -498,3 +507,43 @@ def test_session_start_starts_a_background_index(tmp_path: Path) -> None:
     for garbage in ("", "{", "[]"):
         assert silent(run_hook(garbage, "session-start", env=c2, cwd=repo)[0])
     assert not (tmp_path / "c2").exists()
+
+
+@pytest.mark.slow
+def test_the_warm_helper_answers_as_the_hook_does_and_fails_open(
+    indexed: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """The first answering hook starts a helper (a socket only its user can open); later
+    hooks get its answer, the same text a hook without it computes; a helper that died is
+    replaced; one that does not answer costs the hook its limit, never the tool its run."""
+    repo, env = indexed
+    cache = Path(env["SCRY_CACHE_DIR"])
+    data = payload("Grep", {"pattern": "compute_backoff"}, repo)
+    alone, _ = run_hook(data, "pre-tool-use", env=dict(env, **{hookd.HELPER_ENV: "0"}), cwd=repo)
+    r, _ = run_hook(data, "pre-tool-use", env=env, cwd=repo)
+    deadline = time.monotonic() + 60
+    while not list((cache / "hooks").glob("helper-*.sock")) and time.monotonic() < deadline:
+        time.sleep(0.1)  # the helper binds its socket once its imports are done
+    (sock,) = (cache / "hooks").glob("helper-*.sock")
+    assert sock.stat().st_mode & 0o777 == 0o600
+    with_helper, _ = run_hook(data, "pre-tool-use", env=env, cwd=repo)
+    assert answer(with_helper) == answer(alone) == answer(r)
+    assert stop_helpers(cache) == 1 and not sock.exists()
+    r, _ = run_hook(data, "pre-tool-use", env=env, cwd=repo)  # none running: answers itself
+    assert answer(r) == answer(alone)
+    while not sock.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)  # and started a new one
+    assert stop_helpers(cache) == 1
+    # A helper that accepts and never answers: the hook gives up at its limit, silently.
+    import socket
+
+    mute = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    mute.bind(str(sock))
+    mute.listen(4)
+    try:
+        slow = dict(env, **{hook.LIMIT_ENV: "1.0"})
+        r, secs = run_hook(data, "pre-tool-use", env=slow, cwd=repo)
+        assert silent(r) and secs < 1.0 + 5, secs
+    finally:
+        mute.close()
+        sock.unlink()

@@ -177,6 +177,7 @@ def env_for(home: Path, tmp: Path) -> dict[str, str]:
         k: v for k, v in os.environ.items() if k not in ("XDG_CONFIG_HOME", "CODEX_HOME", "APPDATA")
     }
     env.update(HOME=str(home), SCRY_CACHE_DIR=str(tmp / "cache"))
+    env["SCRY_HOOK_HELPER"] = "0"  # hooks run here search in-process (no helper left behind)
     return env
 
 

@@ -41,10 +41,6 @@ from typing import Any
 LIMIT_S = 2.0
 #: Environment variable that changes :data:`LIMIT_S` (seconds).
 LIMIT_ENV = "SCRY_HOOK_LIMIT"
-#: Hits handed to the agent: enough for the usual answer, few enough to stay short.
-HITS = 5
-#: The hits' text is cut to about this many tokens (``present.fit_budget``).
-BUDGET_TOKENS = 1200
 #: Hook payloads larger than this are not a tool call we search for.
 MAX_PAYLOAD = 1_000_000
 #: Redirect memory older than this is deleted (a session rarely lasts longer).
@@ -85,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
             session_start(payload)
             return 0
         if event in ("pre-tool-use", "after-tool") and mode in MODES and agent in AGENTS:
-            out = pre_tool_use(payload, mode, agent, after=event == "after-tool")
+            deadline = started + _limit()
+            out = pre_tool_use(payload, mode, agent, event == "after-tool", deadline)
             if out is not None:
                 _emit(out)
     except BaseException:  # fail open: the tool runs as if there were no hook
@@ -97,11 +94,19 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def pre_tool_use(
-    payload: dict[str, Any], mode: str, agent: str = "claude", after: bool = False
+    payload: dict[str, Any],
+    mode: str,
+    agent: str = "claude",
+    after: bool = False,
+    deadline: float | None = None,
 ) -> dict[str, Any] | None:
     """The hook's JSON answer to one tool call (``after``: Gemini CLI's AfterTool, the tool
-    has run), or None to let the tool run untouched."""
+    has run), or None to let the tool run untouched; ``deadline`` (``time.monotonic()``)
+    bounds the wait for the warm helper (default: :data:`LIMIT_S` from now)."""
     from scrydb.install.hookquery import lookup_for
+
+    if deadline is None:
+        deadline = time.monotonic() + _limit()
 
     cwd = _cwd(payload)
     tool, tool_input = _tool_call(payload, agent)
@@ -122,7 +127,7 @@ def pre_tool_use(
     memory = _Memory(str(session), call) if redirect else None
     if memory is not None and memory.seen():
         return None  # asked again after a redirect: the agent wants the literal result
-    text = _search(look, cwd)
+    text = _search(look, cwd, deadline)
     if text is None:
         return None
     if memory is not None and memory.remember():
@@ -182,16 +187,10 @@ def session_start(payload: dict[str, Any]) -> None:
         background.start(root, db, None)
 
 
-def _search(look: Any, cwd: str) -> str | None:
+def _search(look: Any, cwd: str, deadline: float) -> str | None:
     """The top hits for a lookup as text, or None (no repository, no complete index, a
-    weak answer).
-
-    The store and the search engine are opened directly, not through
-    :class:`scrydb.index.Index`: a search reads the file and nothing else, and the index's
-    other imports (sync, the file walk, status, the code graph) would cost the hook a
-    third of its time. What a search needs from the index is done here: the default index
-    of the repository (so it belongs to this root), read-only, and the path filter as
-    ``Index.search`` reads it (:func:`scrydb.paths.filter_path`)."""
+    weak answer). Asked of the warm helper (:mod:`scrydb.install.hookd`) when one is
+    running; else searched here, and a helper started for the calls to come."""
     from scrydb.paths import default_db_path, filter_path, repo_root, scope_in
 
     root = repo_root(cwd)
@@ -199,60 +198,21 @@ def _search(look: Any, cwd: str) -> str | None:
         return None
     db = default_db_path(root)
     if not db.is_file():
-        return None  # (before the imports below: a repository without an index costs little)
-    from scrydb import present
-    from scrydb.config import find_config
-    from scrydb.embed import embedder_id
-    from scrydb.search.engine import SearchEngine
-    from scrydb.store import Readiness, Store
-
+        return None  # (before anything else: a repository without an index costs little)
     path = None
     if look.path is not None:
         try:
             path = filter_path(root, scope_in(root, look.path, cwd=root) or None)
         except Exception:
             return None  # outside this repository: not ours to answer
-    config = find_config(root, None)
-    store = Store(db, readonly=True)
+    from scrydb.install import hookd
+
+    request = {"root": str(root), "db": str(db), "query": look.query, "lang": look.lang}
     try:
-        if store.readiness() is not Readiness.READY:
-            return None
-        # The embedder of the index's vectors (during a re-embed for a new model, the
-        # recorded one, as ``IndexEmbedders.for_queries`` picks): its id keys the cache.
-        emb = _cached_queries_only(store.meta("embedder") or embedder_id(config.embed))
-        engine = SearchEngine(store, config, lambda: emb)
-        res = engine.search(look.query, k=HITS, lang=look.lang, path=path)
-    finally:
-        store.close()
-    if not res or res.weak or res.missing:
-        return None
-    present.fit_budget(res, BUDGET_TOKENS)
-    legs = " + ".join(res.legs) or "lexical"
-    head = f"the {len(res)} most likely places, best first ({legs}):"
-    return f"{head}\n\n{present.format_results(res)}"
-
-
-def _cached_queries_only(ident: str) -> Any:
-    """An embedder that knows its id and nothing else: a query vector the index already
-    cached is used, any other is refused (the dense leg is then skipped with a note), so
-    the hook never loads a model."""
-    from scrydb.embed import Embedder
-    from scrydb.errors import ScryError
-
-    class CachedQueriesOnly(Embedder):
-        id = ident
-
-        @property
-        def dim(self) -> int:
-            raise ScryError("the hook loads no model")
-
-        def embed_documents(self, texts: list[str]) -> Any:
-            raise ScryError("the hook loads no model")
-
-        def embed_queries(self, texts: list[str]) -> Any:
-            raise ScryError("no cached query vector (the hook loads no model)")
-
-    return CachedQueriesOnly()
+        return hookd.ask(dict(request, path=path), deadline)
+    except hookd.NotRunning:
+        hookd.spawn()
+    return hookd.search_index(root, db, look.query, look.lang, path)
 
 
 def _option(args: list[str], name: str, default: str) -> str:
