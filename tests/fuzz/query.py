@@ -72,6 +72,10 @@ def test_one(data: bytes) -> None:
         raise Finding(f"shape {q.shape!r}, {len(q.text)} characters of text")
     for note in q.notes:
         one_line(note, "a search's note")
+    if not q.text.strip():  # invisible characters alone: nothing to search (clean_query)
+        if q.lexical_terms:
+            raise Finding(f"an empty text gave terms {q.lexical_terms!r:.200}")
+        return
     if not q.dense_texts or not all(t.strip() for t in q.dense_texts):
         raise Finding(f"dense texts {q.dense_texts!r:.200}")
     dense_text(q.text)
