@@ -10,8 +10,11 @@ A campaign runs atheris (libFuzzer) in a child process over the harness's seed c
 printed as one summary line per harness: executions, exec/s, ``cov`` (edges of scrydb's
 Python code reached) and ``ft`` (libFuzzer's features), the corpus it ended with and the
 crashes (the reproducer's path). ``--json FILE`` writes the same figures. Exit status 1
-when a harness crashed. A reproducer worth keeping goes into ``corpus/<name>/`` under a
-name starting ``crash-`` beside a regression test in the module's own test file.
+when a harness crashed. A reproducer goes into ``corpus/<name>/`` as ``crash-<what>``
+beside a regression test in the module's own test file; an input worth keeping that
+failed only the harness's own check goes there as ``found-<what>`` (``seeds.py``
+rewrites the ``seed-*`` files only). The runs of a work folder carry on from the corpus
+it holds: rerunning a command continues its campaign.
 """
 
 from __future__ import annotations
