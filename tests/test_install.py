@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -736,3 +737,47 @@ def test_instructions_pasted_by_hand_are_not_added_twice(places: tuple[Path, Pat
     plan.apply(changes, where)
     plan.apply(plan.plan_uninstall(agents.get("codex"), where), where)
     assert (project / "AGENTS.md").read_text() == pasted  # not ours: left alone
+
+
+def test_the_install_matrix_in_docs_matches_the_agents_table() -> None:
+    """docs/agents.md's matrix names, per agent, the files the code writes (config,
+    instructions and hooks, each scope) and says which agents get hooks."""
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "agents.md").read_text()
+    rows: dict[str, list[str]] = {}
+    for line in doc.splitlines():
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
+        for a in AGENTS:
+            if cells and cells[0].startswith(a.label.split(" (")[0]) and len(cells) >= 5:
+                rows[a.name] = cells
+    assert set(rows) == {a.name for a in AGENTS}
+    home, root = Path("/home/u"), Path("/p")
+    for a in AGENTS:
+        row = " | ".join(rows[a.name])
+        hooks_cell = rows[a.name][-1]
+        assert (a.hooks is None) == hooks_cell.startswith("—"), a.name
+        for scope in a.scopes:
+            where = Where(scope, root if scope == "project" else None, home, {})
+            assert a.config(where).path.name in row, (a.name, scope)
+            doc_target = a.instructions(where)
+            if doc_target is not None:
+                assert doc_target.path.name in row, (a.name, scope)
+            if a.hooks is not None:
+                assert where.show(a.hooks(where).path).split("/")[-1] in hooks_cell, a.name
+
+
+@pytest.mark.parametrize(
+    ("name", "settings"),
+    [("claude-code", ".claude/settings.local.json"), ("codex", ".codex/hooks.json")],
+)
+def test_a_malformed_hooks_file_is_refused_and_nothing_is_written(
+    name: str, settings: str, places: tuple[Path, Path]
+) -> None:
+    home, project = places
+    (project / settings).parent.mkdir(parents=True, exist_ok=True)
+    (project / settings).write_text(MALFORMED_JSON)
+    where = where_for("project", home, project)
+    before = snapshot(project)
+    with pytest.raises(ScryError, match="nothing was written") as err:
+        plan.plan_install(agents.get(name), where)
+    assert "\n" not in str(err.value) and settings in str(err.value)
+    assert snapshot(project) == before  # not the MCP entry nor the instructions either
