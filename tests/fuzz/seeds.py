@@ -72,6 +72,11 @@ MCP = (
     {"tool": "callees", "args": {"target": "app/cli.py:main"}},
     {"tool": "refs", "args": {"target": "RetryPolicy"}},
     {"tool": "map", "args": {"path": "app/", "symbols": ["compute_backoff"], "budget": 300}},
+    {"tool": "read", "args": {"file": "app/retry.py:99999999999999999999999-3"}},
+    {"tool": "related", "args": {"file": "app/retry.py", "line": 2**70}},
+    {"tool": "locate", "args": {"text": "\ud800", "limit": 10**9}},
+    {"tool": "search", "args": {"query": "a\nb", "path": "../x", "lang": ","}},
+    {"tool": "callers", "args": {"target": "app/retry.py:9999999999", "depth": 10**9}},
 )
 
 
