@@ -547,3 +547,35 @@ def test_the_warm_helper_answers_as_the_hook_does_and_fails_open(
     finally:
         mute.close()
         sock.unlink()
+
+
+@pytest.mark.slow
+def test_session_start_starts_the_warm_helper_too(tmp_path: Path) -> None:
+    from scrydb import background
+
+    repo = tmp_path / "empty"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    cache = tmp_path / "cache"
+    env = dict(os.environ, SCRY_CACHE_DIR=str(cache), **{hookd.HELPER_ENV: "1"})
+    env.pop("SCRY_DB", None)
+    start = {"session_id": "s", "cwd": str(repo), "hook_event_name": "SessionStart"}
+    r, _ = run_hook(start, "session-start", env=env, cwd=repo)
+    assert silent(r)
+    deadline = time.monotonic() + 120
+    while not list((cache / "hooks").glob("helper-*.sock")) and time.monotonic() < deadline:
+        time.sleep(0.1)  # the helper binds its socket once its imports are done
+    assert stop_helpers(cache) == 1
+    old = os.environ.get("SCRY_CACHE_DIR")
+    os.environ["SCRY_CACHE_DIR"] = str(cache)
+    try:
+        from scrydb.paths import default_db_path
+
+        db = default_db_path(repo)
+        while background.running(db) is not None and time.monotonic() < deadline:
+            time.sleep(0.1)  # the background index of the empty repository ends by itself
+    finally:
+        if old is None:
+            os.environ.pop("SCRY_CACHE_DIR", None)
+        else:
+            os.environ["SCRY_CACHE_DIR"] = old

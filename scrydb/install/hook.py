@@ -175,8 +175,10 @@ def _context(agent: str, note: str) -> dict[str, Any]:
 
 
 def session_start(payload: dict[str, Any]) -> None:
-    """Start a background index of the session's repository unless one is running."""
+    """Start a background index of the session's repository unless one is running, and
+    the warm helper unless one answers (so the session's first search is quick too)."""
     from scrydb import background
+    from scrydb.install import hookd
     from scrydb.paths import default_db_path, is_broad_root, repo_root
 
     root = repo_root(_cwd(payload))
@@ -185,6 +187,8 @@ def session_start(payload: dict[str, Any]) -> None:
     db = default_db_path(root)
     if background.running(db) is None:
         background.start(root, db, None)
+    if not hookd.running():
+        hookd.spawn()
 
 
 def _search(look: Any, cwd: str, deadline: float) -> str | None:

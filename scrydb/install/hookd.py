@@ -3,14 +3,15 @@ search stack imported, so a hook process is a small client.
 
 A hook that answers is a fresh Python process per tool call, and what it spends is almost
 all imports: numpy, SQLite with sqlite-vec and scrydb's search modules, several times the
-search itself (bench/hook_bench.py). The first answering hook that finds no helper starts
-one (``python -m scrydb.install.hookd SOCKET``, detached) and searches in-process as
-before; later hooks send the helper their search over a Unix socket and print its answer.
-The helper searches exactly as a hook without it does (:func:`search_index`),
-one request at a time, each in the index the client named (the client resolves the
-repository, its index and its path filter in its own environment), keeps up to
-:data:`MAX_OPEN` indexes open between requests (reopened when the file is replaced or the
-repository's ``.scry.toml`` changes), and exits after :data:`IDLE_S` without a request.
+search itself (bench/hook_bench.py). A SessionStart hook, or the first answering hook that
+finds no helper, starts one (``python -m scrydb.install.hookd SOCKET``, detached; that
+hook searches in-process); later hooks send the helper their search over a Unix socket
+and print its answer. The helper searches exactly as a hook without it does
+(:func:`search_index`), one request at a time, each in the index the client named (the
+client resolves the repository, its index and its path filter in its own environment),
+keeps up to :data:`MAX_OPEN` indexes open between requests (reopened when the file is
+replaced or the repository's ``.scry.toml`` changes), and exits after :data:`IDLE_S`
+without a request.
 
 Everything fails open: no helper, a refused or broken connection, an error or a slow
 answer make the client fall back (no helper: search in-process) or give up (the hook then
@@ -99,6 +100,22 @@ def ask(request: dict[str, Any], deadline: float) -> str | None:
         return None
     finally:
         conn.close()
+
+
+def running() -> bool:
+    """Whether this build's helper answers at its socket (False when it is turned off)."""
+    path = socket_path() if enabled() else None
+    if path is None:
+        return False
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.settimeout(1)
+        probe.connect(str(path))
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.close()
 
 
 def spawn() -> None:
