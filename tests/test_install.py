@@ -414,7 +414,7 @@ def test_list_dry_run_and_clean_errors(places: tuple[Path, Path], tmp_path: Path
     r = scry("install", "claude-code", cwd=project, env=env)
     r = scry("install", "--list", cwd=project, env=env)
     line = next(x for x in r.stdout.splitlines() if x.startswith("claude-code") and "project" in x)
-    assert "installed" in line and line.rstrip().endswith("augment")
+    assert "installed" in line and line.rstrip().endswith(".claude/settings.local.json (augment)")
     for args, message in [
         (("install", "nano"), "unknown agent 'nano'"),
         (("install",), "name an AGENT"),

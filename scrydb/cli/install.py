@@ -163,7 +163,9 @@ def _print_list(scope: str | None) -> None:
             where = Where(sc, root if sc == "project" else None, Path.home(), dict(os.environ))
             st = plan.installed(a, where)
             server = {True: "installed", False: "-"}.get(st["server"], str(st["server"]))
-            hooks = "-" if a.hooks is None else (st.get("hooks") or "none")
+            hooks = "-"
+            if a.hooks is not None:  # the file, and the mode installed there (or none)
+                hooks = f"{where.show(a.hooks(where).path)} ({st.get('hooks') or 'none'})"
             rows.append(
                 (a.name, seen or "-", sc, st["config"], server, st["instructions"] or "-", hooks)
             )
