@@ -12,14 +12,18 @@ Each agent's shape is one :class:`Dialect`, from its documentation:
   ``codex-rs/hooks/schema/generated/pre-tool-use.command.{input,output}.schema.json``):
   the same JSON as Claude Code; its shell tool reaches ``PreToolUse`` as ``tool_name:
   "Bash"`` with ``tool_input: {"command": ...}``; hooks live in ``<repo>/.codex/hooks.json``
-  or ``$CODEX_HOME/hooks.json``; ``timeout`` in seconds.
+  or ``$CODEX_HOME/hooks.json``; a ``SessionStart`` matcher is read against the start's
+  source, ``startup``/``resume``/``clear``/``compact`` (``codex-rs/hooks/src/events/
+  session_start.rs``); empty output on exit 0 changes nothing; ``timeout`` in seconds.
 - Gemini CLI (geminicli.com/docs/hooks/reference): ``BeforeTool`` can only deny (``decision:
   deny`` with a ``reason`` the agent reads) or rewrite the call, so redirect is a
   ``BeforeTool`` hook; context is added after the tool ran, ``AfterTool``'s
   ``hookSpecificOutput.additionalContext`` (appended to the tool's result), so augment is
   an ``AfterTool`` hook. Lifecycle matchers are exact strings, so ``SessionStart`` has
-  none; ``timeout`` in milliseconds. Tool names from geminicli.com/docs/tools/file-system
-  and /shell: ``search_file_content``, ``glob``, ``run_shell_command``.
+  none; ``timeout`` in milliseconds; empty output on exit 0 changes nothing
+  (``packages/core/src/hooks/hookRunner.ts``). Tool names from
+  geminicli.com/docs/tools/file-system and /shell: ``search_file_content``, ``glob``,
+  ``run_shell_command``.
 
 scry's groups are the ones whose command runs :data:`HOOK_MODULE`: an install adds or
 updates them, ``--hooks off`` and an uninstall remove them, and every other hook in the
