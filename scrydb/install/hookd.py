@@ -54,8 +54,9 @@ class NotRunning(Exception):
 
 
 def enabled() -> bool:
-    """Whether hooks use the helper (``SCRY_HOOK_HELPER=0``: no)."""
-    return os.environ.get(HELPER_ENV, "1") != "0"
+    """Whether hooks use the helper (``SCRY_HOOK_HELPER=0``: no; nor where Python has no
+    Unix sockets)."""
+    return os.environ.get(HELPER_ENV, "1") != "0" and hasattr(socket, "AF_UNIX")
 
 
 def socket_path() -> Path | None:
@@ -173,7 +174,7 @@ def stop(path: Path | None = None) -> bool:
     """Ask this build's helper (or the one at ``path``) to exit, and wait until it has
     removed its socket; whether one was running."""
     path = path or socket_path()
-    if path is None:
+    if path is None or not hasattr(socket, "AF_UNIX"):
         return False
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
