@@ -127,6 +127,26 @@ def run(work: Path, runs: int, copies: int, baseline: Path | None = None) -> Res
     subprocess.run(["git", "init", "-q", str(unindexed)], check=True)
     res.extra.update(chunks=chunks, copies=copies, runs=runs, limit_s=hook.LIMIT_S)
     print(f"  corpus: {chunks} chunks ({copies} copies of this checkout's Python)", flush=True)
+    cases = _cases(root, unindexed, env, work, baseline)
+    if baseline is not None:
+        res.extra["baseline"] = str(baseline)
+    for i in range(runs + 1):  # the first round warms up
+        for c in cases:
+            data = c.payload(i) if c.payload else None
+            stdin = json.dumps(data) if data else None
+            secs, out = _run(c.command(i), stdin, c.cwd or root, c.env or env)
+            if i:
+                c.times.append(secs)
+                c.answered += c.expect is not None and c.expect in out
+    _report(res, cases, runs, work)
+    res.machine["load_end"] = loadavg()
+    return res
+
+
+def _cases(
+    root: Path, unindexed: Path, env: dict[str, str], work: Path, baseline: Path | None
+) -> list[Case]:
+    """What is timed: the references, the hook's cases and (``baseline``) the old hook's."""
 
     def hook_cmd(mode: str) -> Callable[[int], list[str]]:
         return lambda i: [
@@ -170,22 +190,18 @@ def run(work: Path, runs: int, copies: int, baseline: Path | None = None) -> Res
     if baseline is not None:
         # The same hook from the other copy of the package (its own byte-compiled cache).
         old = dict(env, PYTHONPATH=str(baseline), PYTHONPYCACHEPREFIX=str(work / "pycache-base"))
-        res.extra["baseline"] = str(baseline)
         cases += [
             Case("baseline: augment, lexical", hook_cmd("augment"), grep(PATTERNS),
                  expect="additionalContext", env=old),
             Case("baseline: augment, lexical + dense", hook_cmd("augment"), grep(CACHED),
                  expect="additionalContext", env=old),
         ]  # fmt: skip
-    for i in range(runs + 1):  # the first round warms up
-        for c in cases:
-            data = c.payload(i) if c.payload else None
-            stdin = json.dumps(data) if data else None
-            secs, out = _run(c.command(i), stdin, c.cwd or root, c.env or env)
-            if i:
-                c.times.append(secs)
-                c.answered += c.expect is not None and c.expect in out
-    from scrydb.install import hookd
+    return cases
+
+
+def _report(res: Results, cases: list[Case], runs: int, work: Path) -> None:
+    """Stop the warm helpers the hooks started; one row per case."""
+    from scrydb.install import hook, hookd
 
     helpers = sum(hookd.stop(p) for p in (work / "cache" / "hooks").glob("helper-*.sock"))
     res.extra["helpers_stopped"] = helpers
@@ -202,8 +218,6 @@ def run(work: Path, runs: int, copies: int, baseline: Path | None = None) -> Res
         note = f"p90 {p90:.0f} ms" + (f"; answered {c.answered}/{runs}" if answers else "")
         ok = p90 < limit_ms if answers else None
         res.add("hook", c.name, p50, "ms", ref, "python -c pass", target, ok, note)
-    res.machine["load_end"] = loadavg()
-    return res
 
 
 def corpus(dest: Path, copies: int) -> Path:
