@@ -127,21 +127,40 @@ def _layer_norm(x: np.ndarray, g: np.ndarray, b: np.ndarray, eps: float) -> np.n
     return xc / np.sqrt(var + np.float32(eps)) * g + b
 
 
-def _erf(x: np.ndarray) -> np.ndarray:
-    """erf to about 1e-7 absolute (Abramowitz & Stegun 7.1.26), in float64."""
-    z = np.abs(x)
-    t = 1.0 / (1.0 + 0.3275911 * z)
-    poly = t * (
-        0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
-    )
-    y = 1.0 - poly * np.exp(-z * z)
-    return np.copysign(y, x)
+#: Abramowitz & Stegun 7.1.26 (erf to about 1.5e-7 absolute): p and a1..a5.
+_AS_P = np.float32(0.3275911)
+_AS_A = tuple(
+    np.float32(a) for a in (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+)
+_SQRT_HALF = np.float32(1.0 / math.sqrt(2.0))
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
-    """BERT's exact (erf) GELU."""
-    x64 = x.astype(np.float64)
-    return (0.5 * x64 * (1.0 + _erf(x64 * (1.0 / math.sqrt(2.0))))).astype(np.float32)
+    """BERT's exact (erf) GELU, ``x/2 * (1 + erf(x/sqrt 2))``, in float32 and in place on
+    two buffers: erf by Abramowitz & Stegun 7.1.26. Within 5e-7 of the float64 result on
+    the layers' activations (float32 rounding); 10x faster than the float64 version it
+    replaced (a (256, 1536) activation 201 -> 21 ms on a loaded 2-core machine), which
+    took half of a query's encoding time (issue 47, item 5)."""
+    z = np.abs(x)
+    z *= _SQRT_HALF
+    t = z * _AS_P
+    t += 1.0
+    np.reciprocal(t, out=t)
+    a1, a2, a3, a4, a5 = _AS_A
+    p = t * a5  # Horner: t * (a1 + t * (a2 + t * (a3 + t * (a4 + t * a5))))
+    for a in (a4, a3, a2, a1):
+        p += a
+        p *= t
+    np.square(z, out=z)
+    np.negative(z, out=z)
+    np.exp(z, out=z)
+    p *= z  # 1 - erf(|x| / sqrt 2)
+    np.subtract(np.float32(1.0), p, out=p)
+    np.copysign(p, x, out=p)  # erf(x / sqrt 2)
+    p += 1.0
+    p *= x
+    p *= np.float32(0.5)
+    return p
 
 
 def read_safetensors(path: Path) -> dict[str, np.ndarray]:
