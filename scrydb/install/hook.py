@@ -43,6 +43,8 @@ LIMIT_S = 2.0
 LIMIT_ENV = "SCRY_HOOK_LIMIT"
 #: Hook payloads larger than this are not a tool call we search for.
 MAX_PAYLOAD = 1_000_000
+#: Seconds after a session start started an indexer in which another does not start one.
+START_GRACE_S = 30.0
 #: Redirect memory older than this is deleted (a session rarely lasts longer).
 SEEN_MAX_AGE_S = 3 * 24 * 3600
 MODES = ("augment", "redirect")
@@ -185,10 +187,34 @@ def session_start(payload: dict[str, Any]) -> None:
     if root is None or is_broad_root(root):
         return
     db = default_db_path(root)
-    if background.running(db) is None:
+    if background.running(db) is None and _first_start(db):
         background.start(root, db, None)
     if not hookd.running():
         hookd.spawn()
+
+
+def _first_start(db: Path) -> bool:
+    """Whether no other session start has started an indexer of ``db`` in the last
+    :data:`START_GRACE_S` (a started indexer records itself only once it is running, so
+    two sessions starting together would otherwise start two). Best effort."""
+    from scrydb.paths import cache_dir
+
+    mark = cache_dir() / "hooks" / (db.name + ".started")
+    try:
+        mark.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(mark, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        os.close(fd)
+        return True
+    except FileExistsError:
+        try:
+            if time.time() - mark.stat().st_mtime < START_GRACE_S:
+                return False
+            os.utime(mark)  # an old mark: this start is the first of a new round
+            return True
+        except OSError:
+            return True
+    except OSError:
+        return True
 
 
 def _search(look: Any, cwd: str, deadline: float) -> str | None:
