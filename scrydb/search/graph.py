@@ -10,8 +10,11 @@ first, and the first rule that finds any candidate decides:
 2. the same file (1.0);
 3. what the file imports: an imported name, or a name reached through an imported
    module (``pkg.f()``), found in the files the import names (0.9);
-4. a name with one definition in the repository (0.7);
-5. otherwise every candidate, each with confidence 0.5 / n: shown as ambiguous.
+4. Python: ``x.m()`` where the enclosing definition says what ``x`` is (``x = Foo()``,
+   ``x: Foo``, ``with Foo() as x``): ``Foo``'s member or a base's (0.9); nothing when
+   ``Foo`` is a builtin or a class the repository does not define;
+5. a name with one definition in the repository (0.7);
+6. otherwise every candidate, each with confidence 0.5 / n: shown as ambiguous.
 
 Definitions and references are read fresh on every call, so an edit, a rename or a
 deleted definition is seen at once: nothing is resolved ahead of time that could go stale.
@@ -39,6 +42,7 @@ BASE_CLASS = 0.9
 SAME_FILE = 1.0
 IMPORTED = 0.9
 UNIQUE = 0.7
+TYPED = 0.9
 AMBIGUOUS = 0.5
 #: Definitions of one name read per lookup, and references of one name per query.
 MAX_DEFINITIONS = 200
@@ -144,6 +148,9 @@ class Graph:
         self._paths_with: dict[str, dict[str, int]] = {}
         self._path_of: dict[int, str] = {}
         self._modules: dict[tuple[str, str], list[int]] = {}
+        self._texts: dict[int, tuple[int, str] | None] = {}
+        self._attrs: dict[tuple[int, str], str | None] = {}
+        self._file_texts: dict[int, str] = {}
 
     # lookups, cached for the query
 
@@ -232,6 +239,10 @@ class Graph:
         imported = self._imported(defs, fid, path, name, qual)
         if imported:
             return _spread(imported, IMPORTED)
+        if qual is not None and qual not in SELF_NAMES and path.endswith((".py", ".pyi")):
+            typed = self._typed(defs, cid, fid, line, qual, here, name)
+            if typed is not None:
+                return typed
         if qual is not None and qual not in SELF_NAMES:
             # ``Foo.bar()`` / ``Foo::new()`` / ``Foo().bar()``: a member of a class named
             # like the qualifier. Any other receiver (``c.send()``, ``msg.encode()``) may
@@ -245,6 +256,66 @@ class Graph:
         if len(defs) == 1:
             return [(defs[0], UNIQUE)]
         return _spread(defs, AMBIGUOUS)
+
+    def _typed(
+        self,
+        defs: list[Definition],
+        chunk_id: int,
+        fid: int,
+        line: int,
+        qual: str,
+        here: Definition | None,
+        name: str,
+    ) -> list[tuple[Definition, float]] | None:
+        """``x.name()`` where the lines of the enclosing definition before the call say
+        what ``x`` is (``x = Foo(...)``, ``x: Foo``, ``with Foo() as x``; Python), or
+        ``self.x.name()`` where every binding of ``self.x`` in the file says it: the
+        member of class ``Foo`` or of its bases (at most TYPED); [] when ``Foo`` is a
+        builtin or defined nowhere in the repository (the method is not the repository's);
+        None when nothing is known (the other rules decide)."""
+        attr = _SELF_ATTR.fullmatch(qual)
+        if attr is not None:
+            owner = self._attr_type(fid, attr.group(1))
+        elif _IDENT.fullmatch(qual):
+            got = self.chunk_text(chunk_id)
+            if got is None:
+                return None
+            start, content = got
+            first = max(here.line if here is not None else start, start)
+            owner = local_type("\n".join(content.split("\n")[first - start : line - start]), qual)
+        else:
+            return None
+        if owner is None:
+            return None
+        classes = [
+            d
+            for d in self.definitions(owner)
+            if d.symbol == owner or d.symbol.endswith("." + owner)
+        ]
+        if not classes:
+            return [] if owner[0].isupper() or owner in _BUILTIN_TYPES else None
+        found = [
+            (d, min(c, TYPED))
+            for cls in classes
+            if cls.kind in CLASS_KINDS
+            for d, c in self._in_class(defs, cls, name)
+        ]
+        return found or None
+
+    def _attr_type(self, fid: int, attr: str) -> str | None:
+        """The class every binding of ``self.attr`` in the file gives it."""
+        key = (fid, attr)
+        if key not in self._attrs:
+            if fid not in self._file_texts:
+                self._file_texts[fid] = "\n".join(g.chunk_texts_of_file(self.store, fid))
+            self._attrs[key] = attr_type(self._file_texts[fid], attr)
+        return self._attrs[key]
+
+    def chunk_text(self, chunk_id: int) -> tuple[int, str] | None:
+        """(start line, content) of a chunk, remembered for the query."""
+        if chunk_id not in self._texts:
+            self._texts[chunk_id] = g.chunk_text(self.store, chunk_id)
+        return self._texts[chunk_id]
 
     def _in_class(
         self, defs: list[Definition], here: Definition, name: str, skip_own: bool = False
@@ -292,6 +363,79 @@ class Graph:
                 if (alias or imp_name) == name or imp_name == "*":
                     out.update(self.module_files(module or imp_name, self._path_of.get(fid, "")))
         return out
+
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+#: Builtin types: a method called on one is not the repository's.
+_BUILTIN_TYPES = frozenset(
+    {"str", "bytes", "int", "float", "bool", "list", "dict", "set", "tuple", "frozenset",
+     "bytearray", "object", "type", "complex"}
+)  # fmt: skip
+#: ``x = Foo(`` / ``x = await mod.Foo(`` at a line's start (a class by Python's naming:
+#: capitalised; a keyword argument ``f(x=Foo())`` binds nothing)
+_ASSIGNED = r"(?m)^[ \t]*{v}\s*(?::[^=\n]*)?=\s*(?:await\s+)?(?:[A-Za-z_]\w*\.)*([A-Z]\w*)\s*\("
+#: ``x: Foo`` / ``x: "Foo"`` / ``x: Optional[Foo]`` / ``x: mod.Foo`` (a parameter or a
+#: variable; not ``lambda x:``)
+_ANNOTATED = (
+    r"(?<![\w.])(?<!lambda ){v}\s*:\s*[\"']?(?:Optional\[)?(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)"
+    r"(?![\w.\[])"
+)
+#: any later binding (``x = other()``) forgets what ``x`` was
+_REBOUND = r"(?m)^[ \t]*{v}\s*(?::[^=\n]*)?=(?!=)"
+#: ``with Foo(...) as x`` / ``async with mod.Foo(...) as x``
+_WITH = r"\bwith\s+(?:[A-Za-z_]\w*\.)*([A-Z]\w*)\s*\([^\n]*\)\s+as\s+{v}\b"
+
+
+def local_type(text: str, var: str, rebound: bool = True) -> str | None:
+    """The class the last binding of ``var`` in ``text`` gives it (Python source): a
+    capitalised constructor call assigned or opened with ``with ... as``, or an
+    annotation (a builtin type's lower-case name too); None when there is none, or
+    (``rebound``) when a later binding says something else."""
+    v = re.escape(var)
+    best: tuple[int, str] | None = None
+    for pattern in (_ASSIGNED, _ANNOTATED, _WITH):
+        for m in re.finditer(pattern.format(v=v), text):
+            if best is None or m.start() > best[0]:
+                best = (m.start(), m.group(1))
+    if best is None:
+        return None
+    later = [m.start() for m in re.finditer(_REBOUND.format(v=v), text)]
+    if rebound and later and later[-1] > best[0]:  # ``x = x.copy()`` after ``x = Foo()``
+        return None
+    owner = best[1]
+    return owner if owner[0].isupper() or owner in _BUILTIN_TYPES else None
+
+
+_SELF_ATTR = re.compile(r"self\.([A-Za-z_]\w*)")
+#: every binding of ``self.x`` and what it is bound to
+_SELF_BOUND = r"(?m)^[ \t]*self\.{v}\s*(?::[^=\n]*)?=(?!=)[ \t]*([^\n]*)"
+_SELF_ANNOTATED = (
+    r"\bself\.{v}\s*:\s*[\"']?(?:Optional\[)?(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)(?![\w.\[])"
+)
+
+
+def attr_type(text: str, attr: str) -> str | None:
+    """The one class that every binding of ``self.attr`` in ``text`` (a Python file)
+    gives it: a constructor call, an annotation, or a parameter annotated with it
+    (``self.store = store`` after ``store: Store``); ``None`` bindings aside. None when
+    a binding says nothing or two disagree."""
+    v = re.escape(attr)
+    owners = set(re.findall(_SELF_ANNOTATED.format(v=v), text))
+    for rhs in re.findall(_SELF_BOUND.format(v=v), text):
+        rhs = rhs.strip()
+        if rhs.startswith("None"):
+            continue
+        if _IDENT.fullmatch(rhs):  # a parameter: its annotation
+            owner = local_type(text, rhs, rebound=False)
+        else:
+            owner = local_type(f"{attr} = {rhs}", attr)
+        if owner is None:
+            return None
+        owners.add(owner)
+    if len(owners) != 1:
+        return None
+    (owner,) = owners
+    return owner if owner[0].isupper() or owner in _BUILTIN_TYPES else None
 
 
 def _last(symbol: str) -> str:

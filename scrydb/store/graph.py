@@ -114,6 +114,16 @@ def chunk_span(store: Store, chunk_id: int) -> tuple[int, int, str | None] | Non
     return tuple(row[0]) if row else None
 
 
+def chunk_texts_of_file(store: Store, file_id: int) -> list[str]:
+    """The content of a file's chunks, by line."""
+    return [
+        str(r[0])
+        for r in store.rows(
+            "SELECT content FROM chunks WHERE file_id = ? ORDER BY start_line", (file_id,)
+        )
+    ]
+
+
 def has_refs(store: Store) -> bool:
     """Whether the index holds any reference (an index made before the graph has none)."""
     return store.scalar("SELECT 1 FROM refs LIMIT 1") is not None
