@@ -82,12 +82,12 @@ def pagerank(
     return r
 
 
-def repo_map(
-    store: Store, path: str | None = None, names: list[str] | None = None, budget: int = 1024
-) -> list[MapEntry]:
-    """The map's definitions, most central first, fitted to about ``budget`` tokens as
-    :func:`format_map` prints them. ``path``: a directory prefix or file the ranking is
-    personalised to; ``names``: symbols to personalise to."""
+def ranked_definitions(
+    store: Store, path: str | None = None, names: list[str] | None = None
+) -> tuple[list[Definition], np.ndarray]:
+    """Every definition (constants and variables aside) and its PageRank over the
+    resolved reference graph (an edge per reference, weighted by its confidence),
+    personalised to ``path`` or ``names`` when given."""
     defs = [
         definition_of(r)
         for r in g.all_definitions(store, MAX_NODES)
@@ -114,6 +114,16 @@ def repo_map(
         len(defs), np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64),
         np.asarray(wts, dtype=np.float64), personal,
     )  # fmt: skip
+    return defs, ranks
+
+
+def repo_map(
+    store: Store, path: str | None = None, names: list[str] | None = None, budget: int = 1024
+) -> list[MapEntry]:
+    """The map's definitions, most central first, fitted to about ``budget`` tokens as
+    :func:`format_map` prints them. ``path``: a directory prefix or file the ranking is
+    personalised to; ``names``: symbols to personalise to."""
+    defs, ranks = ranked_definitions(store, path, names)
     order = np.argsort(-ranks, kind="stable")
     out: list[MapEntry] = []
     used = 0.0

@@ -154,3 +154,47 @@ def chunk_text(store: Store, chunk_id: int) -> tuple[int, str] | None:
     """(start line, content) of a chunk."""
     row = store.rows("SELECT start_line, content FROM chunks WHERE id = ?", (chunk_id,))
     return (int(row[0][0]), str(row[0][1])) if row else None
+
+
+#: Reference kinds that use a definition (what centrality and connection count).
+_USE_SQL = "('call', 'decorator', 'inherit')"
+
+
+def use_counts(store: Store, chunk_ids: list[int], skip_kinds: tuple[str, ...]) -> dict[int, int]:
+    """chunk id -> the most uses (calls, decorators, bases) of one name the chunk defines,
+    by the name as written, anywhere in the repository (unresolved: a cheap in-degree);
+    definitions of ``skip_kinds`` (constants, variables) are not counted."""
+    if not chunk_ids:
+        return {}
+    marks = ",".join("?" * len(chunk_ids))
+    skip = ",".join("?" * len(skip_kinds)) or "''"
+    rows = store.rows(
+        "SELECT s.chunk_id, max((SELECT count(*) FROM refs r WHERE r.norm = s.norm "
+        f"AND r.name = s.name AND r.kind IN {_USE_SQL})) FROM symbols s "
+        f"WHERE s.chunk_id IN ({marks}) AND s.kind NOT IN ({skip}) GROUP BY s.chunk_id",
+        (*chunk_ids, *skip_kinds),
+    )
+    return {int(c): int(n or 0) for c, n in rows}
+
+
+def neighbours(store: Store, strong: list[int], chunk_ids: list[int]) -> tuple[set[int], set[int]]:
+    """Of ``chunk_ids``: the chunks that call (or decorate with, or inherit) a name one of
+    ``strong`` defines, and the chunks that define a name one of ``strong`` calls; by the
+    name as written, unresolved (a chunk is not its own neighbour)."""
+    if not strong or not chunk_ids:
+        return set(), set()
+    s_marks = ",".join("?" * len(strong))
+    c_marks = ",".join("?" * len(chunk_ids))
+    calls_strong = store.rows(
+        "SELECT DISTINCT r.chunk_id FROM symbols s JOIN refs r ON r.norm = s.norm "
+        f"AND r.name = s.name WHERE s.chunk_id IN ({s_marks}) AND r.chunk_id IN ({c_marks}) "
+        f"AND r.kind IN {_USE_SQL} AND r.chunk_id != s.chunk_id",
+        (*strong, *chunk_ids),
+    )
+    called_by_strong = store.rows(
+        "SELECT DISTINCT s.chunk_id FROM refs r JOIN symbols s ON s.norm = r.norm "
+        f"AND s.name = r.name WHERE r.chunk_id IN ({s_marks}) AND s.chunk_id IN ({c_marks}) "
+        f"AND r.kind IN {_USE_SQL} AND s.chunk_id != r.chunk_id",
+        (*strong, *chunk_ids),
+    )
+    return {int(r[0]) for r in calls_strong}, {int(r[0]) for r in called_by_strong}
