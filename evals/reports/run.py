@@ -116,6 +116,12 @@ def issue_text(dataset: Path, iid: str) -> str:
     return raw[: raw.index(HINTS)]
 
 
+def has_commit(gd: Path, commit: str) -> bool:
+    """Whether the git directory holds ``commit`` (a snapshot may lack an old one)."""
+    probe = ["git", "--git-dir", str(gd), "cat-file", "-e", f"{commit}^{{commit}}"]
+    return subprocess.run(probe, capture_output=True).returncode == 0
+
+
 def _blob_id(body: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(body) + body).hexdigest()
 
@@ -249,6 +255,10 @@ def render(report: dict[str, Any]) -> str:
         f"sync {t['sync_s']:.0f} s (median {t['sync_median_s']:.1f} s per commit), "
         f"search p50 {t['search_p50_ms']:.0f} ms; {t['total_s'] / max(1, t['cases']):.1f} s per case"
     )
+    if report.get("skipped"):
+        lines.append(
+            f"skipped (base commit not in the git directory): {', '.join(report['skipped'])}"
+        )
     return "\n".join(lines)
 
 
@@ -298,6 +308,7 @@ def main() -> int:
         by_repo.setdefault(c["repo"], []).append(c)
 
     results: list[dict[str, Any]] = []
+    skipped: list[str] = []  # cases whose base commit the git directory lacks
     syncs: list[float] = []
     searches: list[float] = []
     t0 = time.perf_counter()
@@ -309,6 +320,10 @@ def main() -> int:
         current = None
         defs_cache: dict[str, list[L.Definition]] = {}
         for c in rcases:
+            if c["base_commit"] != current and not has_commit(gd, c["base_commit"]):
+                say(f"  {c['id']}: skipped, {repo}'s git directory lacks {c['base_commit'][:10]}")
+                skipped.append(c["id"])
+                continue
             if c["base_commit"] != current:
                 ts = time.perf_counter()
                 moved = materialize(gd, c["base_commit"], root, EXCLUDE.get(repo, ()))
@@ -371,6 +386,7 @@ def main() -> int:
             "sync_median_s": round(statistics.median(syncs), 2) if syncs else 0.0,
             "search_p50_ms": round(statistics.median(searches) * 1000, 1) if searches else 0.0,
         },
+        "skipped": skipped,
         "cases": results,
     }
     if args.json:
