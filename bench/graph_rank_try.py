@@ -18,7 +18,9 @@ them through its "hand" feature, as it does the report's votes):
   process: what a stored prior would give), ``W * log1p(1000 r) / log1p(1000 max r)``.
 * ``connected W DEPTH [calls|called|both]``: a candidate that calls a chunk both legs rank
   in their top DEPTH ("calls"), that such a chunk calls ("called"), or either (default),
-  gets W.
+  gets W; by name (``store/graph.neighbours``).
+* ``resolved W DEPTH [calls|called|both]``: the same over resolved edges (search/graph.py,
+  confidence >= 0.7) instead of names.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import Any
 
 from scrydb.chunk.specs import SYMBOL_ONLY_KINDS
 from scrydb.cli import main as scry_main
-from scrydb.search import learned, rank, repomap, votes
+from scrydb.search import graph, learned, rank, repomap, votes
 from scrydb.store import Store
 from scrydb.store import graph as g
 
@@ -79,6 +81,39 @@ def connected(
         cands[cid].votes["connected"] = w
 
 
+def resolved(
+    store: Store, cands: dict[int, rank.Candidate], w: float, depth: int, direction: str
+) -> None:
+    """The "connected" vote over resolved edges (module docstring)."""
+    strong = {
+        cid
+        for cid, c in cands.items()
+        if c.lex_rank is not None
+        and c.lex_rank <= depth
+        and c.dense_rank is not None
+        and c.dense_rank <= depth
+    }
+    if not strong:
+        return
+    gr = graph.Graph(store)
+    calls: set[int] = set()
+    called: set[int] = set()
+    for cid in cands:
+        for ref in g.refs_of_chunk(store, cid):
+            if ref[4] not in graph.CALL_KINDS:
+                continue
+            for target, conf in gr.resolve(ref):
+                if conf < graph.UNIQUE or target.chunk_id == cid:
+                    continue
+                if cid in strong and target.chunk_id in cands:
+                    called.add(target.chunk_id)
+                if target.chunk_id in strong:
+                    calls.add(cid)
+    chosen = calls if direction == "calls" else called if direction == "called" else calls | called
+    for cid in chosen:
+        cands[cid].votes["connected"] = w
+
+
 def install(args: list[str]) -> None:
     """Cast the vote ``args`` name after the path and content priors of every query."""
     kind, w = args[0], float(args[1])
@@ -92,6 +127,8 @@ def install(args: list[str]) -> None:
             pagerank(store, cands, w)
         elif kind == "connected":
             connected(store, cands, w, int(args[2]), args[3] if len(args) > 3 else "both")
+        elif kind == "resolved":
+            resolved(store, cands, w, int(args[2]), args[3] if len(args) > 3 else "both")
         else:
             raise SystemExit(f"graph_rank_try: unknown vote {kind!r}")
 
