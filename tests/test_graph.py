@@ -338,3 +338,29 @@ def test_graph_tools_through_a_real_mcp_session(pyrepo: Path, tmp_path: Path) ->
         assert bad.is_error and "no definition named" in bad.content[0].text
     finally:
         served.close()
+
+
+def _long(name: str, body: str) -> str:
+    """A function long enough to be a chunk of its own."""
+    filler = "".join(
+        f"    step_{i} = {i} * 2  # keep this function in its own chunk\n" for i in range(14)
+    )
+    return f'def {name}():\n    """{name} does its part of the work."""\n{filler}    return {body}\n\n\n'
+
+
+def test_the_reads_the_ranking_tries_use(tmp_path: Path) -> None:
+    """store/graph.use_counts and neighbours (bench/graph_rank_try.py's reads)."""
+    from scrydb.chunk.specs import SYMBOL_ONLY_KINDS
+    from scrydb.store import graph as g
+
+    src = _long("leaf", "1") + _long("mid", "leaf() + leaf()") + _long("top", "mid()")
+    repo = _write(tmp_path / "chain", {"chain.py": src})
+    with _open(repo, tmp_path) as ix:
+        chunk = {n: ix.graph.refs(n).definitions[0].chunk_id for n in ("leaf", "mid", "top")}
+        assert len(set(chunk.values())) == 3
+        ids = list(chunk.values())
+        counts = g.use_counts(ix.store, ids, tuple(SYMBOL_ONLY_KINDS))
+        assert counts == {chunk["leaf"]: 2, chunk["mid"]: 1, chunk["top"]: 0}
+        calls, called = g.neighbours(ix.store, [chunk["mid"]], ids)
+        assert calls == {chunk["top"]} and called == {chunk["leaf"]}
+        assert g.neighbours(ix.store, [], ids) == (set(), set())
