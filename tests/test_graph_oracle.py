@@ -36,7 +36,7 @@ REPO = {
         "    b = Box()\n"
         "    helper(2)\n"  # 6: helper, imported
         "    value = helper\n"  # 7: a mention, not a call
-        "    return b.open(), value\n"  # 8: Box.open, through a local of inferred type
+        "    return b.open(), value\n"  # 8: Box.open, through a local typed by b = Box()
     ),
 }
 
@@ -95,9 +95,8 @@ def test_compare_on_a_known_call_graph(tmp_path: Path) -> None:
     assert (loose["precision"], loose["recall"]) == (1.0, 1.0)
     strict = res["callers >= 0.7"]
     assert strict["precision"] == 1.0
-    assert strict["recall"] >= 0.75  # b.open() may stay ambiguous: b's type is not read
-    every = {m["site"] for m in res["callers >= 0.7"]["disagreements"]}
-    assert every <= {"pkg/main.py:8"}
+    assert strict["recall"] == 1.0  # b.open(): b = Box() says b's class
+    assert res["callers >= 0.7"]["disagreements"] == []
     # refs: jedi's references but the definition, the import of helper included (jedi
     # calls it a definition; scry's refs lists imports), matched the same way
     assert res["oracle_references"] == 6  # the four calls, the import, the mention
