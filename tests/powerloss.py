@@ -7,8 +7,9 @@ that passes everything to SQLite's own and logs each ``xWrite``, ``xTruncate``,
 returns (a WAL hook: the ledger of acknowledged transactions). From that one log
 :class:`Replay` rebuilds what the disk would hold after a power cut at any point *N*
 (the first *N* operations done): per file, the content at its last ``xSync`` before *N*,
-plus the writes and truncations since then either all **dropped** or **torn** (a seeded
-random subset of them kept, in order), as SQLite's own crash tests do. The ``-shm``
+plus the writes and truncations since then either all **dropped**, **torn** (a seeded
+random subset of them kept, in order) or **garbled** (some kept, some lost, some
+replaced by random bytes), as SQLite's own crash tests do. The ``-shm``
 file is shared memory (mapped, never written through ``xWrite``): a power cut loses it
 entirely, and SQLite rebuilds it from the WAL. Deletions are taken as durable at once.
 
@@ -201,19 +202,26 @@ class Replay:
         """Every file as written so far (what a process kill leaves)."""
         return {p: bytes(b) for p, b in self._full.items()}
 
-    def cut(self, rng: random.Random | None) -> tuple[dict[str, bytes], int, int]:
-        """The files after a power cut here: unsynced operations dropped (``rng`` None)
-        or torn (each kept with probability 1/2). Also returns how many unsynced
-        operations there were and how many were lost."""
+    def cut(
+        self, rng: random.Random | None, *, garble: bool = False
+    ) -> tuple[dict[str, bytes], int, int]:
+        """The files after a power cut here: unsynced operations dropped (``rng`` None),
+        torn (each kept with probability 1/2) or, with ``garble``, each kept, lost or
+        written as random bytes (1/3 each), as SQLite's crash tests fill unsynced
+        sectors. Also returns how many unsynced operations there were and how many were
+        lost (garbled included)."""
         out, pending, lost = {}, 0, 0
         for p in self._full:
             buf = bytearray(self._durable.get(p, b""))
             for op in self._pending.get(p, []):
                 pending += 1
-                if rng is not None and rng.random() < 0.5:
+                r = rng.random() if rng is not None else 1.0
+                if r < (1 / 3 if garble else 0.5):
                     _apply(buf, op)
-                else:
-                    lost += 1
+                    continue
+                lost += 1
+                if garble and r >= 2 / 3 and op.kind == "write":
+                    _apply(buf, Op(op.path, "write", op.offset, rng.randbytes(len(op.data))))  # type: ignore[union-attr]
             out[p] = bytes(buf)
         return out, pending, lost
 

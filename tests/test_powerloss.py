@@ -309,9 +309,11 @@ def _power_cuts(sc: Scenario, tmp: Path) -> None:
     stats: Counter[str] = Counter()
     for i, position in enumerate(positions):
         replay.advance(position)
-        for fault in ("dropped", "torn"):
-            cut_rng = random.Random(f"{SEED}-{sc.name}-{position}") if fault == "torn" else None
-            files, _pending, lost = replay.cut(cut_rng)
+        for fault in ("dropped", "torn", "garbled") if i % 2 else ("dropped", "torn"):
+            seeded = random.Random(f"{SEED}-{sc.name}-{position}-{fault}")
+            files, _pending, lost = replay.cut(
+                None if fault == "dropped" else seeded, garble=fault == "garbled"
+            )
             powerloss.materialize(files, root, dest)
             stats[fault] += 1
             stats[f"{fault} writes lost"] += lost
@@ -320,7 +322,7 @@ def _power_cuts(sc: Scenario, tmp: Path) -> None:
                 failures.append(f"{fault} at {position}/{len(log.ops)}: {verdict}")
                 stats[verdict.split(":")[0]] += 1
                 continue
-            if (i + (fault == "torn")) % RESUME_EVERY == 0:
+            if (stats["dropped"] + stats["torn"] + stats["garbled"]) % RESUME_EVERY == 0:
                 if stats["resumed"] % CUT_RESUMES == CUT_RESUMES - 1:
                     _cut_the_resume(sc, dest, rng, ref, expect)
                     stats["resumes cut"] += 1
