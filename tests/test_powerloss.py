@@ -47,6 +47,7 @@ import scrydb
 from scrydb import background
 from scrydb.store import sqlitefile
 from scrydb.store.db import Store
+from scrydb.store.lookup import keep_query_vector
 from scrydb.store.schema import SCHEMA_VERSION
 from scrydb.store.vcache import text_key
 from scrydb.sync import embedding as sync_embedding
@@ -457,6 +458,32 @@ def test_normal_sync_would_lose_acknowledged_commits(
         verdicts[ledger.verdict(path, position, found)] += 1
     print(f"synchronous=NORMAL, cut right after each commit: {dict(verdicts)}")
     assert verdicts["lost"] > 0 and verdicts["torn"] == 0
+
+
+def test_query_cache_rows_are_not_synced(tmp_path: Path) -> None:
+    """A search keeps its query vector in the index (``query_cache``) without an fsync
+    (``sqlitefile.unsynced``: losing it to a power cut costs a query embedding); the
+    index's own transactions stay synced, and FULL is back after it."""
+    repo = write_synth(tmp_path / "repo", 4, varied=True)
+    db = tmp_path / "index.db"
+    db.write_bytes(_built(repo, tmp_path))
+    with powerloss.recording() as log:
+        store = Store(db)
+        try:
+            with store.transaction():  # starts the WAL (its header is always synced)
+                store.set_meta("power", "on")
+            before = len(log.ops)
+            keep_query_vector(store, "q", np.ones(DIM, dtype=np.float32), 10, 1000)
+            kept = log.ops[before:]
+            with store.transaction():
+                store.set_meta("power", "cut")
+            assert store.scalar("PRAGMA synchronous") == 2
+        finally:
+            store.close()
+    assert [op for op in kept if op.kind == "write"], "the row was written"
+    assert not [op for op in kept if op.kind == "sync"], "and not synced"
+    after = log.ops[before + len(kept) :]
+    assert [op for op in after if op.kind == "sync"], "a transaction is"
 
 
 @pytest.mark.parametrize("content", [b"", b'{"fake:power": [12.5, 1', b"\x00" * 4096])

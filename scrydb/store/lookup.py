@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import apsw
 import numpy as np
 
+from scrydb.store import sqlitefile
+
 if TYPE_CHECKING:
     from scrydb.store.db import Store
 
@@ -186,7 +188,8 @@ def keep_query_vector(store: Store, key: str, vec: np.ndarray, keep: int, busy_m
     conn = store.conn
     conn.set_busy_timeout(0)
     try:
-        with store.transaction():
+        # A cache's row: not worth an fsync on the search path (sqlitefile.unsynced).
+        with sqlitefile.unsynced(conn), store.transaction():
             conn.execute(
                 "INSERT OR REPLACE INTO query_cache(key, vector, used_at) VALUES (?, ?, ?)",
                 (key, np.ascontiguousarray(vec, dtype=np.float32).tobytes(), time.time()),

@@ -11,7 +11,8 @@ its file is unusable); this module is *how*, the same for both.
   does not wait for; two processes creating one file at once try again for a while.
 * :func:`identity` and :meth:`Identity.foreign`: the application-id check, read in one
   statement (one snapshot: another process's first write cannot fall between the reads).
-* :func:`use_wal`: WAL, ``synchronous=FULL``, a cap on the WAL file's size.
+* :func:`use_wal`: WAL, ``synchronous=FULL``, a cap on the WAL file's size;
+  :func:`unsynced` for a cache's rows.
 * :func:`set_aside`: ``<file>.damaged``, with its ``-wal`` and ``-shm`` beside it.
 """
 
@@ -21,7 +22,7 @@ import contextlib
 import os
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
@@ -150,6 +151,20 @@ def use_wal(conn: apsw.Connection, path: Path) -> None:
         raise ScryError(f"cannot use WAL mode for {path} (journal mode {mode})")
     conn.execute("PRAGMA synchronous=FULL")
     conn.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
+
+
+@contextlib.contextmanager
+def unsynced(conn: apsw.Connection) -> Iterator[None]:
+    """Commits inside are not synced (``synchronous=NORMAL`` meanwhile): for rows only a
+    cache needs, whose loss to a power cut costs nothing (the next sync of the WAL, or a
+    checkpoint, makes them durable); a process crash still loses nothing. The setting
+    :func:`use_wal` made is restored after."""
+    before = next(conn.execute("PRAGMA synchronous"))[0]
+    conn.execute("PRAGMA synchronous=NORMAL")
+    try:
+        yield
+    finally:
+        conn.execute(f"PRAGMA synchronous={int(before)}")
 
 
 def aside_path(path: Path) -> Path:
