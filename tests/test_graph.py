@@ -78,6 +78,13 @@ PY = {
         "    def go(self):\n"
         "        self.client.send(6)\n"
         "        return self.server.send(7)\n"
+        "\n\n"
+        'def make() -> "Server":\n'
+        "    return Server()\n"
+        "\n\n"
+        "def via():\n"
+        "    srv = make()\n"
+        "    return srv.send(8)\n"
     ),
 }
 
@@ -180,6 +187,7 @@ def test_same_method_name_in_two_classes_is_ambiguous_not_guessed(
             ("app/use.py", 10),
             ("app/use.py", 14),  # x.send: one of the candidates
             ("app/use.py", 24),  # self.server, bound to a parameter annotated Server
+            ("app/use.py", 33),  # srv = make(), and make() -> "Server"
         }
 
 
@@ -200,6 +208,11 @@ def test_a_receiver_typed_in_its_function_resolves_to_its_class(
         _defs, calls = ix.graph.callees("Holder.go")  # every binding of self.x says it
         got = {r.line: (r.target.symbol if r.target else None, len(r.candidates)) for r in calls}
         assert got == {23: ("Client.send", 0), 24: ("Server.send", 0)}
+        _defs, calls = ix.graph.callees("via")  # srv = make(); make() -> "Server"
+        assert [(r.line, r.target.symbol if r.target else None) for r in calls] == [
+            (32, "make"),
+            (33, "Server.send"),
+        ]
 
 
 def test_unknown_symbol_suggests(pyrepo: Path, tmp_path: Path) -> None:
@@ -279,7 +292,9 @@ def test_cli_callers_callees_refs_json(pyrepo: Path, tmp_path: Path) -> None:
     assert m.returncode == 0, m.stderr
     entries = json.loads(m.stdout)["map"]
     assert entries and all({"path", "line", "symbol", "signature"} <= set(e) for e in entries)
-    assert entries[0]["symbol"] in {"Base", "Base.encode", "parse", "Client.send", "Base.send"}
+    # the most central definition: one that is called or inherited, never a leaf caller
+    called = {"Base", "Client", "Server", "Base.encode", "parse", "Client.send", "Base.send"}
+    assert entries[0]["symbol"] in called | {"Server.send", "make"}
 
 
 def test_module_files_reads_each_languages_imports() -> None:

@@ -151,6 +151,7 @@ class Graph:
         self._texts: dict[int, tuple[int, str] | None] = {}
         self._attrs: dict[tuple[int, str], str | None] = {}
         self._file_texts: dict[int, str] = {}
+        self._chunk_refs: dict[int, list[g.RefRow]] = {}
 
     # lookups, cached for the query
 
@@ -282,7 +283,10 @@ class Graph:
                 return None
             start, content = got
             first = max(here.line if here is not None else start, start)
-            owner = local_type("\n".join(content.split("\n")[first - start : line - start]), qual)
+            text = "\n".join(content.split("\n")[first - start : line - start])
+            owner = local_type(text, qual)
+            if owner is None:  # ``x = make()``: what ``make`` says it returns
+                owner = self._result_type(chunk_id, first, local_call(text, qual))
         else:
             return None
         if owner is None:
@@ -301,6 +305,33 @@ class Graph:
             for d, c in self._in_class(defs, cls, name)
         ]
         return found or None
+
+    def _result_type(self, chunk_id: int, first: int, call: tuple[int, str] | None) -> str | None:
+        """The class the function called at line ``first`` + ``call[0]`` of the chunk,
+        named ``call[1]``, says it returns (``-> Foo``, ``-> "Foo"``, ``-> Optional[Foo]``;
+        ``-> Self``: its own class), when the call resolves to it by scope (>= 0.9: the
+        same file, an import, the class: a builtin ``open()`` is not the repository's)."""
+        if call is None:
+            return None
+        line, fn = first + call[0], call[1]
+        if chunk_id not in self._chunk_refs:
+            self._chunk_refs[chunk_id] = g.refs_of_chunk(self.store, chunk_id)
+        ref = next((r for r in self._chunk_refs[chunk_id] if r[3] == fn and r[5] == line), None)
+        if ref is None or ref[4] not in CALL_KINDS:
+            return None
+        sure = [d for d, c in self.resolve(ref) if c >= IMPORTED]
+        if len(sure) != 1 or sure[0].kind not in _CALLABLE:
+            return None
+        d = sure[0]
+        got = self.chunk_text(d.chunk_id)
+        if got is None:
+            return None
+        start, content = got
+        head = "\n".join(content.split("\n")[d.line - start : d.line - start + 10])
+        m = _RETURNS.search(head.split(":\n", 1)[0])
+        if m is None:
+            return None
+        return (_class_of(d) or "").rsplit(".", 1)[-1] if m.group(1) == "Self" else m.group(1)
 
     def _attr_type(self, fid: int, attr: str) -> str | None:
         """The class every binding of ``self.attr`` in the file gives it."""
@@ -384,6 +415,33 @@ _ANNOTATED = (
 _REBOUND = r"(?m)^[ \t]*{v}\s*(?::[^=\n]*)?=(?!=)"
 #: ``with Foo(...) as x`` / ``async with mod.Foo(...) as x``
 _WITH = r"\bwith\s+(?:[A-Za-z_]\w*\.)*([A-Z]\w*)\s*\([^\n]*\)\s+as\s+{v}\b"
+
+
+#: a function's return annotation (its signature up to the body's ``:``)
+_RETURNS = re.compile(r"->\s*[\"']?(?:Optional\[)?(?:[A-Za-z_]\w*\.)*([A-Z]\w*)(?![\w.\[])")
+_CALLABLE = frozenset({"function", "method"})
+#: ``x = make(`` / ``x = await mod.make(`` / ``with mod.make(...) as x``: a function's result
+_CALLED = r"(?m)^[ \t]*{v}\s*=\s*(?:await\s+)?(?:[A-Za-z_]\w*\.)*([a-z_]\w*)\s*\("
+_WITH_CALLED = r"\bwith\s+(?:[A-Za-z_]\w*\.)*([a-z_]\w*)\s*\([^\n]*\)\s+as\s+{v}\b"
+
+
+def local_call(text: str, var: str) -> tuple[int, str] | None:
+    """(line within ``text``, 0-based; name) of the function whose result the last
+    binding of ``var`` in ``text`` is (``x = make()``, ``with open_it() as x``); None
+    when there is none or a later binding is something else."""
+    v = re.escape(var)
+    best: tuple[int, int] | None = None  # (match start, start of the name)
+    for pattern in (_CALLED, _WITH_CALLED):
+        for m in re.finditer(pattern.format(v=v), text):
+            if best is None or m.start() > best[0]:
+                best = (m.start(), m.start(1))
+    if best is None:
+        return None
+    later = [m.start() for m in re.finditer(_REBOUND.format(v=v), text)]
+    if later and later[-1] > best[0]:
+        return None
+    name = _IDENT.match(text, best[1])
+    return (text.count("\n", 0, best[1]), name.group(0)) if name else None
 
 
 def local_type(text: str, var: str, rebound: bool = True) -> str | None:
