@@ -11,8 +11,10 @@ first, and the first rule that finds any candidate decides:
 3. what the file imports: an imported name, or a name reached through an imported
    module (``pkg.f()``), found in the files the import names (0.9);
 4. Python: ``x.m()`` where the enclosing definition says what ``x`` is (``x = Foo()``,
-   ``x: Foo``, ``with Foo() as x``): ``Foo``'s member or a base's (0.9); nothing when
-   ``Foo`` is a builtin or a class the repository does not define;
+   ``x: Foo``, ``with Foo() as x``, ``x = make()`` with ``make() -> Foo`` resolved by the
+   rules above at 0.9 or more; ``self.x`` when every binding of it in the file says so):
+   ``Foo``'s member or a base's (0.9); nothing when ``Foo`` is a builtin or a class the
+   repository does not define;
 5. a name with one definition in the repository (0.7);
 6. otherwise every candidate, each with confidence 0.5 / n: shown as ambiguous.
 
