@@ -6,6 +6,7 @@ campaigns are a command (RELIABILITY.md, "Fuzzing")."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -31,10 +32,11 @@ SMOKE_RUNS = {
 SMOKE_MAX_LEN = 2048
 
 
-def _run(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+def _run(*args: str, tmp: Path, timeout: float) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, str(RUN), *args],
         cwd=ROOT,
+        env={**os.environ, "SCRY_FUZZ_TMP": str(tmp)},
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -48,9 +50,9 @@ def test_every_harness_has_seeds() -> None:
         assert len(seeds) >= 5, name
 
 
-def test_corpus_replays() -> None:
+def test_corpus_replays(tmp_path: Path) -> None:
     """Every seed and every saved reproducer (``crash-*``) passes its harness."""
-    r = _run("--replay", "all", timeout=300)
+    r = _run("--replay", "all", tmp=tmp_path, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr[-3000:]
     assert r.stdout.count("all pass") == len(HARNESSES), r.stdout
 
@@ -68,6 +70,7 @@ def test_smoke(name: str, tmp_path: Path) -> None:
         f"--work={tmp_path / 'work'}",
         f"--json={out}",
         name,
+        tmp=tmp_path,
         timeout=300,
     )
     assert r.returncode == 0, r.stdout + r.stderr[-4000:]

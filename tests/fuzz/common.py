@@ -4,9 +4,14 @@ a loaded machine does not make it flaky)."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import os
+import shutil
+import tempfile
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 from scrydb.errors import ScryError
 
@@ -47,3 +52,12 @@ def text_of(data: bytes) -> str:
     """The fuzzer's bytes as text the way scrydb decodes a file (UTF-8, bad bytes
     replaced)."""
     return data.decode("utf-8", errors="replace")
+
+
+def scratch(prefix: str) -> Path:
+    """A folder for the process's repository or files: under ``$SCRY_FUZZ_TMP`` (the
+    runner points it beside the campaign's work folder, since libFuzzer's exit skips
+    the clean-up) or the temp directory, removed when the process ends normally."""
+    d = Path(tempfile.mkdtemp(prefix=prefix, dir=os.environ.get("SCRY_FUZZ_TMP") or None))
+    atexit.register(shutil.rmtree, d, True)
+    return d

@@ -10,13 +10,12 @@ loading twice agrees; and a CPU bound.
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 from scrydb.config import CHOICES, CONFIG_NAME, find_config
 from scrydb.walk import Selector
 
-from .common import Finding, bounded, expected_errors
+from .common import Finding, bounded, expected_errors, scratch
 
 MAX_LEN = 4096
 BOUND_S = 2.0
@@ -27,7 +26,7 @@ _root: Path | None = None
 def setup() -> None:
     """A repository folder of the process's own (kept until the process ends)."""
     global _root
-    _root = Path(tempfile.mkdtemp(prefix="scry-fuzz-config-"))
+    _root = scratch("scry-fuzz-config-")
     for p in PATHS:
         (_root / p).parent.mkdir(parents=True, exist_ok=True)
         (_root / p).write_text("x = 1\n")

@@ -13,8 +13,6 @@ and the watcher); and a CPU bound.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from pathlib import Path
 
 import apsw
@@ -24,7 +22,7 @@ from scrydb.paths import storable
 from scrydb.search.filters import Filter
 from scrydb.walk import Selector, walk
 
-from .common import Finding, bounded, expected_errors, text_of
+from .common import Finding, bounded, expected_errors, scratch, text_of
 
 MAX_LEN = 2048
 BOUND_S = 2.0
@@ -50,7 +48,7 @@ _db: apsw.Connection | None = None
 def setup() -> None:
     """The repository folder and the SQLite table of the process."""
     global _root, _db
-    _root = Path(tempfile.mkdtemp(prefix="scry-fuzz-filters-"))
+    _root = scratch("scry-fuzz-filters-")
     for p, _ in FILES:
         (_root / p).parent.mkdir(parents=True, exist_ok=True)
         (_root / p).write_text("x = 1\n", encoding="utf-8")
@@ -102,9 +100,3 @@ def test_one(data: bytes) -> None:
     rest = lines[3:]
     cut = rest.index("---") if "---" in rest else len(rest)
     _check_ignores("\n".join(rest[:cut]), "\n".join(rest[cut + 1 :]))
-
-
-def teardown() -> None:
-    """Remove the process's folder."""
-    if _root is not None:
-        shutil.rmtree(_root, ignore_errors=True)

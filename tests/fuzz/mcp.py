@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -24,7 +22,7 @@ from sample_repo import write_repo
 
 from scrydb.mcp_server import ScryService, build_server
 
-from .common import Finding, bounded, one_line, text_of
+from .common import Finding, bounded, one_line, scratch, text_of
 
 MAX_LEN = 2048
 BOUND_S = 5.0
@@ -48,7 +46,7 @@ def setup() -> None:
     """The sample repository, indexed, served by a ScryService without a model or a
     file watcher (its folder lives until the process ends)."""
     global _server, _service
-    base = Path(tempfile.mkdtemp(prefix="scry-fuzz-mcp-"))
+    base = scratch("scry-fuzz-mcp-")
     os.environ["SCRY_CACHE_DIR"] = str(base / "cache")
     repo = write_repo(base / "shop")
     _service = ScryService(repo, base / "shop.db", embed=False, watch=False, warn=lambda m: None)

@@ -126,9 +126,14 @@ def campaign(
     if max_time:
         args.append(f"-max_total_time={max_time}")
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", name, "--", *args]
+    scratch = work.with_name(work.name + ".tmp")  # (not in the corpus folder: libFuzzer
+    scratch.mkdir(exist_ok=True)  # reads that one recursively)
+    env = {**os.environ, "SCRY_FUZZ_TMP": str(scratch)}
     t0 = time.monotonic()
     with tempfile.TemporaryFile("w+") as out:
-        rc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, check=False).returncode
+        rc = subprocess.run(
+            cmd, stdout=out, stderr=subprocess.STDOUT, env=env, check=False
+        ).returncode
         out.seek(0)
         log = out.read()
     res = summarise(name, log, rc, time.monotonic() - t0)
