@@ -379,3 +379,28 @@ def test_the_reads_the_ranking_tries_use(tmp_path: Path) -> None:
         calls, called = g.neighbours(ix.store, [chunk["mid"]], ids)
         assert calls == {chunk["top"]} and called == {chunk["leaf"]}
         assert g.neighbours(ix.store, [], ids) == (set(), set())
+
+
+def test_a_strong_hits_callees_get_the_connected_vote(pyrepo: Path, tmp_path: Path) -> None:
+    """The ranker's graph vote (rank.CONNECTED_VOTE): what a chunk both legs rank high
+    calls, resolved; --explain shows it."""
+    from scrydb.search import graph, rank
+
+    with _open(pyrepo, tmp_path) as ix:
+        (send,) = [d for d in ix.graph.refs("Client.send").definitions]
+        (parse,) = ix.graph.refs("app/util.py:1").definitions
+        (other,) = ix.graph.refs("app/other.py:1").definitions
+        called = graph.called_chunks(ix.store, [send.chunk_id])
+        assert parse.chunk_id in called and other.chunk_id in called  # imported, resolved
+        assert send.chunk_id not in called  # self.close() stays in the chunk
+        res = ix.search("how does the client send a message after parsing it", explain=True)
+        voted = {
+            (h.path, h.start_line) for h in res if h.explain and "connected" in h.explain["votes"]
+        }
+        assert ("app/util.py", 1) in voted
+        top = {
+            h.path: h.explain["votes"]["connected"]
+            for h in res
+            if h.explain and h.explain["votes"].get("connected")
+        }
+        assert set(top.values()) == {rank.CONNECTED_VOTE}  # what --explain prints

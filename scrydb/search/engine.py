@@ -17,7 +17,7 @@ from scrydb.config import Config
 from scrydb.embed import Embedder
 from scrydb.errors import ScryError
 from scrydb.results import Results
-from scrydb.search import candidates, fusion, rank, reportquery, votes, weak
+from scrydb.search import candidates, fusion, graph, rank, reportquery, votes, weak
 from scrydb.search.dense import dense_leg
 from scrydb.search.filters import Filter
 from scrydb.search.hits import hits_for
@@ -149,6 +149,7 @@ class SearchEngine:
         """Path and content priors, entry votes, the fusion and the optional reranker leg
         (which fuses again with its votes)."""
         votes.path_signals(self.store, self.config, q, cands, self._factors)
+        graph.connected_votes(self.store, cands)
         if q.entry:
             votes.entry_votes(self.store, filt, cands)
         fusion.fuse(self.config.search.fusion, cands, q)

@@ -34,6 +34,7 @@ from scrydb import tokens
 from scrydb.chunk.specs import CLASS_KINDS, SYMBOL_ONLY_KINDS
 from scrydb.errors import ScryError
 from scrydb.paths import parse_target
+from scrydb.search import rank
 from scrydb.store import Store
 from scrydb.store import files as indexed_files
 from scrydb.store import graph as g
@@ -743,6 +744,40 @@ def callees(store: Store, target: str, depth: int = 1) -> tuple[list[Definition]
         if not frontier:
             break
     return roots, out
+
+
+def called_chunks(store: Store, chunk_ids: Iterable[int]) -> set[int]:
+    """The chunks that the calls in ``chunk_ids`` resolve to (confidence >= UNIQUE; a
+    chunk's calls into itself left out): what those chunks call, for the ranker."""
+    gr = Graph(store)
+    out: set[int] = set()
+    for cid in chunk_ids:
+        for ref in g.refs_of_chunk(store, cid):
+            if ref[4] in CALL_KINDS:
+                out.update(
+                    t.chunk_id for t, c in gr.resolve(ref) if c >= UNIQUE and t.chunk_id != cid
+                )
+    return out
+
+
+def connected_votes(store: Store, cands: dict[int, rank.Candidate]) -> None:
+    """The ranker's graph vote (rank.CONNECTED_VOTE): candidates that a strong hit (both
+    legs rank it in their top rank.STRONG_RANK) calls, by this module's resolution: the
+    helper a matching function hands its work to often answers the question with it."""
+    strong = [
+        cid
+        for cid, c in cands.items()
+        if c.lex_rank is not None
+        and c.lex_rank <= rank.STRONG_RANK
+        and c.dense_rank is not None
+        and c.dense_rank <= rank.STRONG_RANK
+    ]
+    if not strong:
+        return
+    for cid in called_chunks(store, strong):
+        c = cands.get(cid)
+        if c is not None:
+            c.votes["connected"] = rank.CONNECTED_VOTE
 
 
 def refs(store: Store, target: str) -> RefsResult:

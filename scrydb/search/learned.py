@@ -37,6 +37,7 @@ VOTES = ("symbol", "definition", "stem", "entry")
 UNUSED_VOTES: dict[str, str] = {
     "frame": "a bug report's (reportquery.py): carried by the hand score until a refit",
     "message": "a bug report's (reportquery.py): carried by the hand score until a refit",
+    "connected": "the code graph's (graph.connected_votes): carried by the hand score until a refit",
 }
 #: Factors a candidate can carry that are not features, each with its reason. A factor in
 #: neither list is an error (rank.FACTOR_NAMES; tests/test_rank.py checks the three agree).

@@ -85,6 +85,16 @@ STEM_VOTE = 0.5
 #: many definitions in the index: an ambiguous word must not pull in every ``run``.
 PLAIN_WORD_MAX_DEFS = 3
 
+#: "Connected to a strong hit" (issue 44, the code graph): a candidate that a chunk both
+#: legs rank in their top STRONG_RANK calls (resolved, search/graph.py, confidence >=
+#: 0.7) gets CONNECTED_VOTE. All nine sets, fused MRR@10 before -> after: dev 0.759 ->
+#: 0.768 (location 0.708 -> 0.748), test 0.728 -> 0.737 (location 0.660 -> 0.675). Its
+#: callers too: dev 0.772, test 0.728, and every candidate's calls resolved per query;
+#: the same by name instead of resolution, a centrality prior (uses or PageRank): no
+#: better on dev (evals/RESULTS.md).
+CONNECTED_VOTE = 0.5
+STRONG_RANK = 10
+
 #: Multiplicative penalties for paths that are rarely the answer, lifted when the query
 #: asks for them ("test for ...", "example of ...").
 PENALTY_TEST = 0.55
@@ -197,10 +207,10 @@ SCORE_VOTE = 0.25
 #: A rank vote's name in ``Evidence.vote_names`` (the reranker leg casts them).
 RANK_VOTE = ""
 #: Every vote name the ranker casts (votes.py); a reranker votes by rank (RANK_VOTE).
-#: "frame" and "message" are a bug report's (search/reportquery.py): the learned fusion
-#: has no column of theirs (fusion.json predates them), so they count through its "hand"
-#: feature, as the short-chunk factor does.
-VOTE_NAMES = frozenset({"symbol", "definition", "stem", "entry", "frame", "message"})
+#: "frame" and "message" are a bug report's (search/reportquery.py), "connected" the code
+#: graph's (CONNECTED_VOTE): the learned fusion has no column of theirs (fusion.json
+#: predates them), so they count through its "hand" feature, as the short-chunk factor does.
+VOTE_NAMES = frozenset({"symbol", "definition", "stem", "entry", "frame", "message", "connected"})
 #: Every factor name a candidate can carry, in the learned features' column order: path
 #: and content penalties (this module), the declaration, short-chunk and recency factors
 #: (votes.py). The learned features (learned.py) use each one or say why not; any other
