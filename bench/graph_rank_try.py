@@ -1,7 +1,8 @@
-"""Graph signals in the ranking, tried without shipping them (issue 44, item 5): runs
-``scry eval`` with one extra vote cast after the path and content priors, so each try in
-evals/RESULTS.md can be repeated. None of these votes is in the ranker (none paid on the
-dev halves); this script is how they were measured.
+"""Graph signals in the ranking, tried (issue 44, item 5): runs ``scry eval`` with one
+extra vote cast after the path and content priors, so each try in evals/RESULTS.md can be
+repeated. The shipped graph vote (``graph.connected_votes``: ``resolved W 10 called``
+below, kept) is switched off while a try runs, so every try is measured against the
+ranker without it (the baseline of the tries).
 
     python bench/graph_rank_try.py central 0.1 -- evals/*.toml --legs --db-dir DIR --save F.json
     python bench/graph_rank_try.py pagerank 0.5 -- ...
@@ -133,11 +134,13 @@ def install(args: list[str]) -> None:
             raise SystemExit(f"graph_rank_try: unknown vote {kind!r}")
 
     votes.path_signals = with_graph  # type: ignore[assignment]
+    graph.connected_votes = lambda store, cands: None  # type: ignore[assignment]
     rank.VOTE_NAMES = rank.VOTE_NAMES | {"central", "connected"}  # type: ignore[misc]
     learned.UNUSED_VOTES.update(central="tried", connected="tried")
 
 
 def main() -> None:
+    """``graph_rank_try.py VOTE ARGS -- SCRY EVAL ARGS`` (module docstring)."""
     if "--" not in sys.argv:
         raise SystemExit(__doc__)
     cut = sys.argv.index("--")
