@@ -131,3 +131,24 @@ def test_explain_shows_the_parts_of_the_report_a_hit_matched(
     text = run_scry("search", "-", "--explain", "--db", str(db), cwd=repo, input=REPORT)
     assert text.returncode == 0, text.stderr
     assert "report: frame /srv/shop/app/payments.py:11 in charge; message '" in text.stdout
+
+
+def test_a_report_wants_code_to_change_before_prose_config_and_tests() -> None:
+    """Where to change (issue 47): after the fusion a report's candidates in prose or
+    configuration files, and in test or docs paths, fall behind code of a lower score."""
+    from scrydb.search import rank, reportquery
+
+    def cand(cid: int, path: str, lang: str | None, score: float) -> rank.Candidate:
+        c = rank.Candidate(cid, score=score, path=path, lang=lang)
+        c.factors.update(rank.path_factors(path, False, False, False))
+        return c
+
+    cands = {
+        1: cand(1, "CHANGELOG.md", "markdown", 1.0),
+        2: cand(2, "setup.cfg", "ini", 0.95),
+        3: cand(3, "tests/test_payments.py", "python", 0.9),
+        4: cand(4, "app/payments.py", "python", 0.6),
+    }
+    reportquery.where_to_change(cands)
+    best = max(cands.values(), key=lambda c: c.score)
+    assert best.path == "app/payments.py" and best.score == 0.6

@@ -158,6 +158,8 @@ class SearchEngine:
 
             if rerank_leg(self.config.rerank, q, cands, res):
                 fusion.fuse(self.config.search.fusion, cands, q)
+        if q.report is not None:
+            reportquery.where_to_change(cands)
 
     def _judge(
         self,
