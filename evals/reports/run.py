@@ -262,7 +262,7 @@ def render(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
+def _args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--split", choices=["all", "dev", "test"], default="all")
     ap.add_argument("--repo", action="append", default=[], help="only this repository (part)")
@@ -285,8 +285,72 @@ def main() -> int:
         default=None,
         help="append each case's row here (JSON lines) as soon as it is scored",
     )
+    ap.add_argument(
+        "--resume",
+        action="store_true",
+        help="cases already in --cases-out are not run again; their rows count in the summary",
+    )
     ap.add_argument("--quiet", action="store_true")
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def _load_done(path: Path | None, legs: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``--resume``: the rows already in ``--cases-out`` that scored every leg asked for."""
+    done: dict[str, dict[str, Any]] = {}
+    if path is not None and path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                if set(legs) <= set(row["legs"]):
+                    done[row["id"]] = row
+    return done
+
+
+def _summary(
+    results: list[dict[str, Any]], repos: Sequence[str], legs: Sequence[str]
+) -> dict[str, Any]:
+    """Metrics per group (all, each half, each repository) and leg."""
+    groups: dict[str, list[dict[str, Any]]] = {"all": results}
+    for half in ("dev", "test"):
+        rows = [r for r in results if r["split"] == half]
+        if rows:
+            groups[half] = rows
+    for repo in repos:
+        groups[repo] = [r for r in results if r["repo"] == repo]
+    return {
+        g: {leg: summarise([r["legs"][leg] for r in rows]) for leg in legs}
+        for g, rows in groups.items()
+    }
+
+
+def _search_case(
+    ix: Any,
+    c: dict[str, Any],
+    legs: Sequence[str],
+    depth: int,
+    root: Path,
+    defs_cache: dict[str, list[L.Definition]],
+    searches: list[float],
+) -> dict[str, Any]:
+    """One case's row: each leg's search of its text, scored (search times appended)."""
+    row: dict[str, Any] = {
+        "id": c["id"],
+        "repo": c["repo"],
+        "split": c["split"],
+        "base_commit": c["base_commit"],
+        "legs": {},
+    }
+    for leg in legs:
+        ts = time.perf_counter()
+        res = ix.search(c["text"], k=depth, mode=leg)
+        searches.append(time.perf_counter() - ts)
+        hits = [(h.path, h.start_line, h.end_line) for h in res]
+        row["legs"][leg] = score(c, hits, root, defs_cache)
+    return row
+
+
+def main() -> int:
+    args = _args()
 
     import scrydb
 
@@ -308,6 +372,7 @@ def main() -> int:
         by_repo.setdefault(c["repo"], []).append(c)
 
     results: list[dict[str, Any]] = []
+    done = _load_done(args.cases_out, legs) if args.resume else {}
     skipped: list[str] = []  # cases whose base commit the git directory lacks
     syncs: list[float] = []
     searches: list[float] = []
@@ -320,6 +385,9 @@ def main() -> int:
         current = None
         defs_cache: dict[str, list[L.Definition]] = {}
         for c in rcases:
+            if c["id"] in done:
+                results.append(done[c["id"]])
+                continue
             if c["base_commit"] != current and not has_commit(gd, c["base_commit"]):
                 say(f"  {c['id']}: skipped, {repo}'s git directory lacks {c['base_commit'][:10]}")
                 skipped.append(c["id"])
@@ -329,29 +397,15 @@ def main() -> int:
                 moved = materialize(gd, c["base_commit"], root, EXCLUDE.get(repo, ()))
                 with scrydb.open(root, db=db, config=args.config) as ix:
                     rep = ix.sync()
-                dt = time.perf_counter() - ts
-                syncs.append(dt)
-                current = c["base_commit"]
-                defs_cache = {}
+                syncs.append(time.perf_counter() - ts)
+                current, defs_cache = c["base_commit"], {}
                 say(
                     f"{repo} @ {current[:10]} ({c['base_date'][:10]}): {moved['written']} files "
                     f"written, {moved['removed']} removed; sync {rep.seconds:.1f} s, "
-                    f"{rep.vectors_from_cache} vectors from the cache; {dt:.1f} s in all"
+                    f"{rep.vectors_from_cache} vectors from the cache; {syncs[-1]:.1f} s in all"
                 )
-            row: dict[str, Any] = {
-                "id": c["id"],
-                "repo": repo,
-                "split": c["split"],
-                "base_commit": c["base_commit"],
-                "legs": {},
-            }
             with scrydb.open(root, db=db, config=args.config) as ix:
-                for leg in legs:
-                    ts = time.perf_counter()
-                    res = ix.search(c["text"], k=args.depth, mode=leg)
-                    searches.append(time.perf_counter() - ts)
-                    hits = [(h.path, h.start_line, h.end_line) for h in res]
-                    row["legs"][leg] = score(c, hits, root, defs_cache)
+                row = _search_case(ix, c, legs, args.depth, root, defs_cache, searches)
             f = row["legs"]["fused"]
             say(
                 f"  {c['id']}: file ranks {f['file_ranks']} (of {c['files']}); "
@@ -362,17 +416,7 @@ def main() -> int:
                 with args.cases_out.open("a", encoding="utf-8") as fh:
                     fh.write(json.dumps(row) + "\n")
 
-    groups: dict[str, list[dict[str, Any]]] = {"all": results}
-    for half in ("dev", "test"):
-        rows = [r for r in results if r["split"] == half]
-        if rows:
-            groups[half] = rows
-    for repo in by_repo:
-        groups[repo] = [r for r in results if r["repo"] == repo]
-    summary = {
-        g: {leg: summarise([r["legs"][leg] for r in rows]) for leg in legs}
-        for g, rows in groups.items()
-    }
+    summary = _summary(results, list(by_repo), legs)
     total = time.perf_counter() - t0
     report = {
         "manifest": str(MANIFEST.relative_to(EVALS.parent)),
