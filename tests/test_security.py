@@ -212,7 +212,11 @@ def test_cli_read_refuses_paths_outside(guarded: tuple[scrydb.Index, Path]) -> N
 #: element (``git -C ROOT ls-files -z --cached``, for ``scry status``'s tracked-files check).
 #: git ls-files (status's check of tracked files) and the detached background indexer
 #: (``python -m scrydb.cli index``): fixed argument lists, never a shell.
-ALLOWED_PROCESSES = {("status.py", "subprocess.run"), ("background.py", "subprocess.Popen")}
+ALLOWED_PROCESSES = {
+    ("status.py", "subprocess.run"),
+    ("background.py", "subprocess.Popen"),
+    ("hookd.py", "subprocess.Popen"),  # the hooks' warm helper: this interpreter, fixed argv
+}
 _PROCESS_CALLS = {
     "subprocess.run",
     "subprocess.call",
@@ -248,6 +252,8 @@ _NETWORK_MODULES = {
     "smtplib",
 }
 ALLOWED_NETWORK = {"embed/http.py"}
+#: Modules that import ``socket`` for Unix sockets only (every socket they make is AF_UNIX).
+UNIX_SOCKETS_ONLY = {"install/hookd.py"}
 
 
 def _dotted(node: ast.AST) -> str:
@@ -293,11 +299,23 @@ def test_audit_no_shell_and_network_only_in_the_endpoint_client() -> None:
             fixed = [e.value for e in lists[0].elts if isinstance(e, ast.Constant)]
             assert fixed == ["-m", "scrydb.cli", "index", "--background-child", "--db"], fixed
             continue
+        if f == "hookd.py":  # python -m scrydb.install.hookd SOCKET_PATH
+            assert isinstance(argv, ast.List) and _dotted(argv.elts[0]) == "sys.executable"
+            fixed = [e.value for e in argv.elts if isinstance(e, ast.Constant)]
+            assert fixed == ["-m", "scrydb.install.hookd"] and len(argv.elts) == 4, fixed
+            continue
         assert isinstance(argv, ast.List) and isinstance(argv.elts[0], ast.Constant)
         assert argv.elts[0].value == "git"
         fixed = [e.value for e in argv.elts if isinstance(e, ast.Constant)]
         assert fixed == ["git", "-C", "ls-files", "-z", "--cached"], fixed
-    assert set(network) <= ALLOWED_NETWORK, network
+    assert set(network) <= ALLOWED_NETWORK | UNIX_SOCKETS_ONLY, network
+    for rel in UNIX_SOCKETS_ONLY:
+        tree = ast.parse((PACKAGE / rel).read_text(encoding="utf-8"))
+        made = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+        made = [n for n in made if _dotted(n.func) == "socket.socket"]
+        assert made, rel
+        for call in made:
+            assert call.args and _dotted(call.args[0]) == "socket.AF_UNIX", (rel, call.lineno)
 
 
 # -- no network without configuration -------------------------------------------------------
