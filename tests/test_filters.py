@@ -6,6 +6,7 @@ from __future__ import annotations
 import apsw
 import pytest
 
+from scrydb.errors import ScryError
 from scrydb.search.filters import Filter
 
 PATHS = [
@@ -58,3 +59,18 @@ def test_sql_and_memory_agree(path: str | None, lang: str | None, want: set[str]
     in_memory = {p for p, lg in PATHS if f.matches(p, lg)}
     assert in_memory == want
     assert _sql_paths(f) == want
+
+
+@pytest.mark.parametrize("path", ["[^a--]*", "[z-a].py", "src/[!b-a]*", "[]c-b]"])
+def test_a_backwards_range_is_refused_on_one_line(path: str) -> None:
+    # SQLite's GLOB keeps a backwards range's first end as a member, fnmatch drops both
+    # ends: '[^a--]*' selected nothing in SQL and a.py in memory (tests/fuzz/filters.py).
+    with pytest.raises(ScryError, match="runs backwards") as err:
+        Filter(None, path)
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("path", ["[a-c]*", "[-a]*", "[a-]*", "[a-c-b]*"])
+def test_forward_ranges_and_literal_dashes_are_kept(path: str) -> None:
+    f = Filter(None, path)
+    assert {p for p, lg in PATHS if f.matches(p, lg)} == _sql_paths(f)
