@@ -26,6 +26,7 @@ from synth_repo import (
     embedded_hashes,
     module_text,
     symbol_set,
+    vector_map,
     write_synth,
 )
 
@@ -329,20 +330,8 @@ def _child(repo: Path, db: Path, point: str) -> subprocess.CompletedProcess[str]
     )
 
 
-def _vectors(ix: scrydb.Index) -> dict[str, bytes]:
-    """text hash -> float vector bytes, for vectors some chunk uses (body or header)."""
-    if not ix.store.has_table("vec_float"):
-        return {}
-    return dict(
-        ix.store.rows(
-            "SELECT e.text_hash, v.embedding FROM embeddings e JOIN vec_float v ON v.rowid = e.id "
-            "WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.emb_id = e.id OR c.head_emb_id = e.id)"
-        )
-    )
-
-
 def _state(ix: scrydb.Index) -> tuple[set, set, dict]:
-    return chunk_set(ix), symbol_set(ix), _vectors(ix)
+    return chunk_set(ix), symbol_set(ix), vector_map(ix)
 
 
 def _fake(ix_root: Path, db: Path) -> scrydb.Index:
