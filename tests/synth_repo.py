@@ -14,6 +14,7 @@ import re
 import time
 from pathlib import Path
 
+import apsw
 import numpy as np
 
 from scrydb.embed import Embedder, normalise
@@ -187,6 +188,27 @@ def vector_map(ix: Index) -> dict[str, bytes]:
             "WHERE EXISTS (SELECT 1 FROM chunks c WHERE c.emb_id = e.id OR c.head_emb_id = e.id)"
         )
     )
+
+
+#: What schema 2 onwards added to an index (dropped, a file reads as schema 1): the
+#: embeddings' origin and orphaned_at, the chunks' header columns, the windows.
+SCHEMA_1_SQL = (
+    "ALTER TABLE embeddings DROP COLUMN origin; "
+    "DROP INDEX embeddings_orphaned; ALTER TABLE embeddings DROP COLUMN orphaned_at; "
+    "DROP INDEX chunks_head; DROP INDEX chunks_head_emb; "
+    "ALTER TABLE chunks DROP COLUMN head_hash; ALTER TABLE chunks DROP COLUMN head_emb_id; "
+    "DROP TABLE chunk_windows; ALTER TABLE chunks DROP COLUMN windows; "
+    "PRAGMA user_version = 1"
+)
+
+
+def make_schema_1(db: Path) -> None:
+    """Turn the closed index file ``db`` into a schema-1 file in place (the migration
+    tests of tests/test_sync.py and tests/test_powerloss.py), its WAL checkpointed."""
+    conn = apsw.Connection(str(db))
+    conn.execute(SCHEMA_1_SQL)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
 
 
 def fts_hits(ix: Index, term: str) -> list[int]:

@@ -36,6 +36,7 @@ from synth_repo import (
     FakeEmbedder,
     assert_consistent,
     chunk_set,
+    make_schema_1,
     module_text,
     ref_set,
     symbol_set,
@@ -404,20 +405,11 @@ def test_power_loss_shared_cache_two_writers(tmp_path: Path) -> None:
 
 
 def _schema_1(data: bytes, tmp: Path) -> bytes:
-    """The same index as a schema-1 file (as tests/test_sync.py's migration test)."""
+    """The same index as a schema-1 file (synth_repo.make_schema_1, as tests/test_sync.py's
+    migration test makes it)."""
     db = tmp / "old.db"
     db.write_bytes(data)
-    conn = apsw.Connection(str(db))
-    conn.execute(
-        "ALTER TABLE embeddings DROP COLUMN origin; "
-        "DROP INDEX embeddings_orphaned; ALTER TABLE embeddings DROP COLUMN orphaned_at; "
-        "DROP INDEX chunks_head; DROP INDEX chunks_head_emb; "
-        "ALTER TABLE chunks DROP COLUMN head_hash; ALTER TABLE chunks DROP COLUMN head_emb_id; "
-        "DROP TABLE chunk_windows; ALTER TABLE chunks DROP COLUMN windows; "
-        "PRAGMA user_version = 1"
-    )
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.close()
+    make_schema_1(db)
     return db.read_bytes()
 
 

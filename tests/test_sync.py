@@ -19,6 +19,7 @@ from synth_repo import (
     embedded_hashes,
     fts_hits,
     function_text,
+    make_schema_1,
     module_path,
     module_text,
     symbol_set,
@@ -365,16 +366,7 @@ def test_old_schema_is_migrated_keeping_vectors(repo200: Path, tmp_path: Path) -
         heads = ix.store.scalar("SELECT count(*) FROM chunks WHERE head_emb_id IS NOT NULL")
         assert heads and n > heads
     # Make it a schema-1 file: no orphaned_at column, no header columns, no windows.
-    conn = apsw.Connection(str(db))
-    conn.execute(
-        "ALTER TABLE embeddings DROP COLUMN origin; "
-        "DROP INDEX embeddings_orphaned; ALTER TABLE embeddings DROP COLUMN orphaned_at; "
-        "DROP INDEX chunks_head; DROP INDEX chunks_head_emb; "
-        "ALTER TABLE chunks DROP COLUMN head_hash; ALTER TABLE chunks DROP COLUMN head_emb_id; "
-        "DROP TABLE chunk_windows; ALTER TABLE chunks DROP COLUMN windows"
-    )
-    conn.execute("PRAGMA user_version = 1")
-    conn.close()
+    make_schema_1(db)
     with pytest.raises(IndexError_, match="old schema"):
         Store(db, readonly=True)
     warnings: list[str] = []
