@@ -15,13 +15,17 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from scrydb.errors import ScryError
-from scrydb.paths import cache_dir, default_db_path, find_root, repo_name
+from scrydb.errors import ScryError, shown
+from scrydb.paths import cache_dir, default_db_path, find_root, repo_name, storable
 from scrydb.store import Store, counts, friendly_errors
 
 #: How an index file in the cache directory is named (``NAME-HASH.db``); a damaged file
 #: set aside (``.db.damaged``) and the vector cache's files (in ``vectors/``) are not.
 INDEX_GLOB = "*.db"
+
+#: Most characters of a repository spec an error message repeats (a spec can be any
+#: text an agent sends).
+SHOWN_MAX = 200
 
 
 @dataclass
@@ -100,17 +104,26 @@ def resolve_repo(spec: str, base: Path | None = None) -> RepoSource:
     """The repository ``spec`` names: a directory (relative to ``base``, default the
     current directory), meaning the repository containing it; an index file; or the name
     of an indexed repository (its root's folder name, or its git ``origin``'s name). A
-    spec that is none of these, or a name that several indexes share, is a ScryError."""
+    spec that is none of these, or a name that several indexes share, is a ScryError
+    (one line, the spec shown escaped: it comes from an agent or a command line)."""
     if not isinstance(spec, str) or not spec.strip():
         raise ScryError("empty repository name: give a repository's path or name")
-    p = Path(spec).expanduser()
-    full = p if p.is_absolute() else (base or Path.cwd()) / p
-    if full.is_dir():
-        return RepoSource.of_root(find_root(full))
-    if full.is_file():
+    name = shown(spec[:SHOWN_MAX]) + ("…" if len(spec) > SHOWN_MAX else "")
+    if not storable(spec):
+        raise ScryError(f"no repository {name}: not text a path or a name can hold")
+    try:
+        p = Path(spec).expanduser()
+        full = p if p.is_absolute() else (base or Path.cwd()) / p
+        if full.is_dir():
+            return RepoSource.of_root(find_root(full))
+        is_file = full.is_file()
+    except (OSError, RuntimeError) as e:  # a name too long, "~nosuchuser", no permission
+        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        raise ScryError(f"no repository {name}: {why}") from None
+    if is_file:
         entry = read_entry(full.resolve())
         if entry.error or not entry.root:
-            raise ScryError(f"{spec} is not a readable scrydb index: {entry.error or 'no root'}")
+            raise ScryError(f"{name} is not a readable scrydb index: {entry.error or 'no root'}")
         return RepoSource(Path(entry.root), full.resolve())
     entries = indexed_repos()
     named = [e for e in entries if e.root and spec in (e.name, repo_name(Path(e.root)))]
@@ -119,11 +132,11 @@ def resolve_repo(spec: str, base: Path | None = None) -> RepoSource:
         return RepoSource(Path(live[0].root), Path(live[0].db))
     if len(live) > 1:
         roots = ", ".join(str(e.root) for e in live)
-        raise ScryError(f"{spec} names {len(live)} indexed repositories ({roots}): give a path")
+        raise ScryError(f"{name} names {len(live)} indexed repositories ({roots}): give a path")
     if named:
-        raise ScryError(f"the indexed repository {spec} is gone: {named[0].root} no longer exists")
+        raise ScryError(f"the indexed repository {name} is gone: {named[0].root} no longer exists")
     raise ScryError(
-        f"no repository {spec}: not a directory, and no index of that name "
+        f"no repository {name}: not a directory, and no index of that name "
         "(`scry repos` lists the indexed repositories)"
     )
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from scrydb.errors import ConfigError, ScryError
+from scrydb.errors import ConfigError, ScryError, shown
 
 CONFIG_NAME = ".scry.toml"
 
@@ -152,7 +152,7 @@ class Config:
         for name, value in raw.items():
             if name not in sections:
                 raise ConfigError(
-                    f"{origin}: unknown section [{_shown(name)}] (known: {', '.join(sorted(sections))})"
+                    f"{origin}: unknown section [{shown(name)}] (known: {', '.join(sorted(sections))})"
                 )
             if not isinstance(value, dict):
                 raise ConfigError(f"{origin}: [{name}] must be a table")
@@ -185,16 +185,9 @@ def _fill(section: Any, values: dict[str, Any], where: str) -> None:
     for key, value in values.items():
         if key not in known:
             raise ConfigError(
-                f"{where} unknown key '{_shown(key)}' (known: {', '.join(sorted(known))})"
+                f"{where} unknown key '{shown(key)}' (known: {', '.join(sorted(known))})"
             )
         setattr(section, key, _coerce(value, hints[key], f"{where} {key}"))
-
-
-def _shown(name: str) -> str:
-    """A section or key name as one printable line: a quoted TOML key may hold a newline
-    or an escape (``"a\\nb" = 1``), and an error must stay one line (found by
-    tests/fuzz/config.py). Control characters are written as Python escapes them."""
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in name)
 
 
 def _coerce(value: Any, hint: Any, where: str) -> Any:

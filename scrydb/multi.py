@@ -37,7 +37,7 @@ from pathlib import Path
 from scrydb.catalog import RepoSource, display_names, read_entry
 from scrydb.config import find_config
 from scrydb.embed import Embedder, embedder_id, make_embedder
-from scrydb.errors import ScryError
+from scrydb.errors import ScryError, shown
 from scrydb.index import Index
 from scrydb.results import Hit, Results
 from scrydb.search.engine import MAX_K, MODES
@@ -242,10 +242,15 @@ def _check_input(query: str, k: int, lang: str | None, path: str | None, mode: s
 
 def _source(spec: str | os.PathLike[str], notes: list[str]) -> RepoSource | None:
     """A root or an index file as a :class:`RepoSource`; a note (and None) otherwise."""
-    p = Path(spec).expanduser()
-    if p.is_dir():
+    try:
+        p = Path(spec).expanduser()
+        is_dir, is_file = p.is_dir(), p.is_file()
+    except (OSError, RuntimeError, ValueError) as e:  # too long, "~nosuchuser", a NUL
+        notes.append(f"{shown(str(spec))}: not searched: {e}")
+        return None
+    if is_dir:
         return RepoSource.of_root(p.resolve())
-    if p.is_file():
+    if is_file:
         entry = read_entry(p.resolve())
         if entry.error or not entry.root:
             notes.append(f"{spec}: not searched: {entry.error or 'the index names no root'}")
@@ -254,7 +259,7 @@ def _source(spec: str | os.PathLike[str], notes: list[str]) -> RepoSource | None
             notes.append(f"{spec}: not searched: its root {entry.root} no longer exists")
             return None
         return RepoSource(Path(entry.root), p.resolve())
-    notes.append(f"{spec}: not searched: no such directory or index file")
+    notes.append(f"{shown(str(spec))}: not searched: no such directory or index file")
     return None
 
 

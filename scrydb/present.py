@@ -14,7 +14,7 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TextIO
 
-from scrydb.errors import ScryError
+from scrydb.errors import ScryError, shown
 from scrydb.paths import split_target
 from scrydb.results import READ_MAX_LINES, Hit, Match, ReadResult, Results
 
@@ -39,9 +39,7 @@ def use_colour(stream: TextIO) -> bool:
 def show_name(name: str) -> str:
     """A file or symbol name as one printable line: control characters (a newline or an
     escape sequence in a file name) are shown escaped, as Python writes them."""
-    if name.isprintable():
-        return name
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in name)
+    return shown(name)
 
 
 def _c(text: str, code: str, colour: bool) -> str:

@@ -243,6 +243,14 @@ def test_a_repository_that_cannot_be_searched_is_a_note(cache: Fixture, tmp_path
     assert search_many([gone], SHARED_QUERY).repos == {}
 
 
+def test_a_path_no_file_can_have_is_a_note(tmp_path: Path) -> None:
+    # Found with the MCP harness's ``repos`` (the same paths in catalog.resolve_repo):
+    # a name too long for the file system and an unknown home escaped as exceptions.
+    res = search_many(["a" * 300, "~nosuchuser46/x", "b\nc"], "retry", k=3)
+    assert len(res) == 0 and len(res.notes) == 3, res.notes
+    assert all(n.isprintable() and "not searched" in n for n in res.notes), res.notes
+
+
 def test_bad_input_raises_before_any_repository_opens(cache: Fixture) -> None:
     with pytest.raises(ScryError, match="empty query"):
         search_many([cache.shop, cache.client], "   ")
