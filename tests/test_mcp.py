@@ -426,3 +426,32 @@ def test_tool_errors_are_one_line_and_languages_take_aliases(served: Served) -> 
     assert "app/retry.py" in aliased
     lines = served.call("related", {"file": "app/retry.py", "line": 9999})
     assert lines.is_error and "past its end" in lines.content[0].text
+
+
+def test_a_crash_in_a_tool_stays_a_crash_and_an_error_one_line() -> None:
+    """scry's server shortens tool errors to one line, but a crash (the SDK's
+    UnexpectedToolError) passes as it is, so the SDK logs its traceback; made a plain
+    ToolError it was logged as an expected failure without one (tests/fuzz/mcp.py could
+    not tell it from an answer)."""
+    from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+
+    from scrydb.errors import ScryError
+    from scrydb.mcp_server.tools import _Server
+
+    srv = _Server("t")
+
+    @srv.tool()
+    def boom() -> str:
+        raise OSError(36, "File name too long")
+
+    @srv.tool()
+    def refuse() -> str:
+        raise ToolError(str(ScryError("no repository a\nb")))
+
+    with pytest.raises(UnexpectedToolError) as crash:
+        anyio.run(srv.call_tool, "boom", {})
+    assert isinstance(crash.value.__cause__, OSError)
+    with pytest.raises(ToolError) as err:
+        anyio.run(srv.call_tool, "refuse", {})
+    assert not isinstance(err.value, UnexpectedToolError)
+    assert str(err.value) == "refuse: no repository a\\nb"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field, ValidationError
 
@@ -63,11 +63,16 @@ def tool_error_line(name: str, err: ToolError) -> str:
 
 
 class _Server(MCPServer):
-    """The SDK's server, with tool errors shortened to one line."""
+    """The SDK's server, with tool errors shortened to one line. A crash (the SDK's
+    UnexpectedToolError) passes as it is: the SDK logs its traceback and tells the agent
+    only that the tool failed; made a ToolError it was logged as an expected error, with
+    no traceback (seen with tests/fuzz/mcp.py)."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
             return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise
         except ToolError as e:
             raise ToolError(tool_error_line(name, e)) from None
 
