@@ -77,6 +77,10 @@ MCP = (
     {"tool": "locate", "args": {"text": "\ud800", "limit": 10**9}},
     {"tool": "search", "args": {"query": "a\nb", "path": "../x", "lang": ","}},
     {"tool": "callers", "args": {"target": "app/retry.py:9999999999", "depth": 10**9}},
+    # ``repos`` against the harness's registry (shop, other, gone, junk-*.db):
+    {"tool": "search", "args": {"query": "retry backoff", "repos": ["shop", "other"]}},
+    {"tool": "search", "args": {"query": "tool", "repos": ["..", "gone", "../other/lib", "/"]}},
+    {"tool": "search", "args": {"query": "x", "repos": ["../cache/junk-000000000000.db", "~"]}},
 )
 
 
