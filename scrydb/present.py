@@ -108,6 +108,8 @@ def _report_parts(part: dict[str, Any]) -> str:
         out.append("names " + ", ".join(part["names"]))
     if part.get("segments"):
         out.append("segment cos " + " ".join(f"{c:.3f}" for c in part["segments"]))
+    if part.get("file_rank"):
+        out.append(f"file #{part['file_rank']} by summed evidence")
     return "report: " + ("; ".join(out) if out else "no frame, message or name")
 
 

@@ -128,9 +128,11 @@ def test_explain_shows_the_parts_of_the_report_a_hit_matched(
     assert any("must be positive" in m for m in part["messages"])
     assert part["names"][0] == "charge" and "PaymentError" in part["names"]
     assert part["segments"] and all(-1.0 <= c <= 1.0 for c in part["segments"])
+    assert part["file_rank"] == 1
     text = run_scry("search", "-", "--explain", "--db", str(db), cwd=repo, input=REPORT)
     assert text.returncode == 0, text.stderr
     assert "report: frame /srv/shop/app/payments.py:11 in charge; message '" in text.stdout
+    assert "file #1 by summed evidence" in text.stdout
 
 
 def test_a_report_wants_code_to_change_before_prose_config_and_tests() -> None:
@@ -149,6 +151,40 @@ def test_a_report_wants_code_to_change_before_prose_config_and_tests() -> None:
         3: cand(3, "tests/test_payments.py", "python", 0.9),
         4: cand(4, "app/payments.py", "python", 0.6),
     }
-    reportquery.where_to_change(cands)
-    best = max(cands.values(), key=lambda c: c.score)
-    assert best.path == "app/payments.py" and best.score == 0.6
+    reportquery.rescore(cands, {})
+    order = [c.path for c in sorted(cands.values(), key=lambda c: -c.score)]
+    assert order[0] == "app/payments.py", order
+    # setup.cfg 0.95 x 0.2 (configuration), the test 0.9 x 0.2, CHANGELOG.md 1.0 x 0.2 x
+    # 0.2 (prose in a docs path): relative to the code's 0.6, which now leads
+    assert cands[4].score == 1.0
+    assert cands[2].score == pytest.approx(0.95 * 0.2 / 0.6)
+    assert cands[3].score == pytest.approx(0.9 * 0.2 / 0.6)
+    assert cands[1].score == pytest.approx(0.2 * 0.2 / 0.6)
+
+
+def test_a_report_ranks_files_by_their_summed_evidence(shop: tuple[Path, Path]) -> None:
+    """Which file (issue 47): a report's code files are ranked by the BM25 of their
+    chunks summed over a wide lexical pool, tests, docs and prose left out; the best
+    file's candidates get the "file_rr" feature at 1.0, and a filter bounds the pool."""
+    from scrydb.search import reportquery
+    from scrydb.search.filters import Filter
+    from scrydb.search.query import fts_match
+
+    repo, db = shop
+    q = prepare(REPORT)
+    match = fts_match(q.lexical_terms)
+    with scrydb.open(repo, db=db) as ix:
+        ranks = reportquery.file_ranks(ix.store, match)
+        assert ranks and min(ranks.values()) == 1
+        assert sorted(ranks.values()) == list(range(1, len(ranks) + 1))
+        assert next(p for p, r in ranks.items() if r == 1) == "app/payments.py", ranks
+        assert not any(p.endswith((".md", ".toml")) or "test" in p for p in ranks), ranks
+        filt = Filter(None, "web/**")
+        only = reportquery.file_ranks(ix.store, match, filt.sql(), filt.active)
+        assert all(p.startswith("web/") for p in only), only
+        cands = {}
+        with reportquery.observing(lambda items, x: cands.update({"x": x, "items": items})):
+            ix.search(REPORT, k=5)
+        col = reportquery.REPORT_FEATURES.index("file_rr")
+        best = [c for c, row in zip(cands["items"], cands["x"], strict=True) if row[col] == 1.0]
+        assert best and all(c.path == "app/payments.py" for c in best)

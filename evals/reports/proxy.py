@@ -36,11 +36,13 @@ def parse_variant(spec: str) -> tuple[str, list[tuple[str, str, float]]]:
     for item in filter(None, rest.split(",")):
         target, _, value = item.rpartition("=")
         module, _, attr = target.rpartition(".")
-        sets.append((module, attr, float(value)))
+        sets.append((module, attr, int(value) if value.isdigit() else float(value)))
     return name, sets
 
 
-def search_with(ix: Any, text: str, sets: list[tuple[str, str, float]]) -> list[Any]:
+def search_with(
+    ix: Any, text: str, sets: list[tuple[str, str, float]], mode: str | None = None
+) -> list[Any]:
     """The hits of ``text`` with the variant's constants set, then restored."""
     saved = []
     for module, attr, value in sets:
@@ -48,7 +50,7 @@ def search_with(ix: Any, text: str, sets: list[tuple[str, str, float]]) -> list[
         saved.append((m, attr, getattr(m, attr)))
         setattr(m, attr, value)
     try:
-        return list(ix.search(text, k=50))
+        return list(ix.search(text, k=50, mode=mode) if mode else ix.search(text, k=50))
     finally:
         for m, attr, value in saved:
             setattr(m, attr, value)
@@ -60,6 +62,16 @@ def main() -> int:
     ap.add_argument("--split", choices=["dev", "test"], default="dev")
     ap.add_argument("--variant", action="append", default=[], help="name[=module.ATTR=value,...]")
     ap.add_argument("--work-dir", type=Path, default=R.EVALS / "corpora" / "reports-proxy")
+    ap.add_argument(
+        "--dense",
+        action="store_true",
+        help="embed the index too (its own file, minutes to build once): the fused search "
+        "with its dense leg, as the set's protocol runs it",
+    )
+    ap.add_argument(
+        "--mode", default=None, help="one leg alone: lexical or dense (default: fused)"
+    )
+    ap.add_argument("--cases", action="store_true", help="a line per case: label ranks, top files")
     args = ap.parse_args()
     import scrydb
 
@@ -71,20 +83,25 @@ def main() -> int:
     mid = cases[len(cases) // 2]
     repo = mid["repo"]
     root = args.work_dir / repo.replace("/", "+")
-    db = args.work_dir / f"{repo.replace('/', '+')}.db"
+    db = args.work_dir / f"{repo.replace('/', '+')}{'.dense' if args.dense else ''}.db"
     R.materialize(R.mirror_dir(repo), mid["base_commit"], root, R.EXCLUDE.get(repo, ()))
     dataset = R.mirror_dir(R.DATASET_REPO)
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in variants}
     with scrydb.open(root, db=db) as ix:
-        ix.sync(embed=False)
+        ix.sync(embed=args.dense)
         for c in cases:
             if not all((root / f).is_file() for f in c["files"]):
                 continue
             text = R.issue_text(dataset, c["id"])
             defs: dict = {}
             for name, sets in variants:
-                hits = [(h.path, h.start_line, h.end_line) for h in search_with(ix, text, sets)]
-                rows[name].append(R.score(c, hits, root, defs))
+                found = search_with(ix, text, sets, args.mode)
+                hits = [(h.path, h.start_line, h.end_line) for h in found]
+                row = R.score(c, hits, root, defs)
+                rows[name].append(row)
+                if args.cases:
+                    print(f"{name:<10} {c['id']:<36} ranks={row['file_ranks']} "
+                          f"fn@10={row['func_acc@10']} top={row['top_files']}")
     print(f"{repo} at {mid['base_commit'][:10]} ({mid['base_date'][:10]}), {args.split}")
     for name, rs in rows.items():
         s = R.summarise(rs)

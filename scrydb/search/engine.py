@@ -92,15 +92,16 @@ class SearchEngine:
                 reportquery.frame_votes(self.store, q.report, cands, join)
                 reportquery.message_votes(self.store, q.report, cands, join)
         candidates.hydrate(self.store, cands)
+        files: dict[str, int] = {}
         if fused:
-            self._rank(cands, q, filt, res, rerank)
+            files = self._rank(cands, q, filt, res, rerank)
         else:
             rank.fuse(cands, *((1.0, 0.0) if mode == "dense" else (0.0, 1.0)))
         chosen = rank.diversify(list(cands.values()), k) if fused else _plain_top(cands, k)
         res.extend(hits_for(chosen, q, explain))
         if explain and q.report is not None:  # which parts of the report each hit matched
             seg = self._segment_cosines(q) if dense is not None else None
-            parts = reportquery.matched_parts(self.store, q.report, chosen, seg)
+            parts = reportquery.matched_parts(self.store, q.report, chosen, seg, files)
             for hit, part in zip(res, parts, strict=True):
                 if hit.explain is not None:
                     hit.explain["report"] = part
@@ -145,9 +146,11 @@ class SearchEngine:
 
     def _rank(
         self, cands: dict[int, rank.Candidate], q: Query, filt: Filter, res: Results, rerank: bool
-    ) -> None:
+    ) -> dict[str, int]:
         """Path and content priors, entry votes, the fusion and the optional reranker leg
-        (which fuses again with its votes)."""
+        (which fuses again with its votes); for a report, its own scores after them
+        (reportquery.rescore). Returns a report's file ranks (reportquery.file_ranks; {}
+        for any other query)."""
         votes.path_signals(self.store, self.config, q, cands, self._factors)
         graph.connected_votes(self.store, cands)
         if q.entry:
@@ -159,7 +162,12 @@ class SearchEngine:
             if rerank_leg(self.config.rerank, q, cands, res):
                 fusion.fuse(self.config.search.fusion, cands, q)
         if q.report is not None:
-            reportquery.where_to_change(cands)
+            files = reportquery.file_ranks(
+                self.store, fts_match(q.lexical_terms), filt.sql(), filt.active
+            )
+            reportquery.rescore(cands, files)
+            return files
+        return {}
 
     def _judge(
         self,

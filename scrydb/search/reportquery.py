@@ -14,14 +14,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
+
+import numpy as np
 
 from scrydb.search import rank
 from scrydb.search.framepath import PathMapper
 from scrydb.search.report import Frame, Report
-from scrydb.store import Store
+from scrydb.store import Store, legs
 from scrydb.store import evidence as ev
 from scrydb.store import files as indexed_files
 
@@ -45,7 +49,8 @@ MESSAGE_VOTE = 2.0
 #: "Where to change" (issue 47): a report asks for the code to change, so after the fusion
 #: a candidate in a test, fixture, example or docs path, and one in a file of prose or
 #: configuration (Markdown, reStructuredText, text, YAML, TOML, JSON, INI, XML, HTML),
-#: has its score multiplied by these (on top of the path priors every query gets). Dev
+#: has its score multiplied by these (on top of the path priors every query gets; they
+#: are the "not_code" and "test_docs" weights of :data:`REPORT_WEIGHTS`, as logs). Dev
 #: half's proxy (evals/RESULTS.md): sqlfluff file Acc@5 0.333 -> 0.429, MRR 0.457 -> 0.602
 #: (the prose and configuration files were what crowded its top five); pydicom MRR 0.638
 #: -> 0.643; 0.1 and 0.05 score the same as 0.2.
@@ -55,6 +60,20 @@ REPORT_TEST_OR_DOCS = 0.2
 NOT_CODE_LANGS = frozenset(
     {"markdown", "rst", "text", "yaml", "toml", "json", "ini", "xml", "html"}
 )
+#: "Which file": a report's evidence is spread over a file (a traceback's function, the
+#: class it names, the message it formats), so its code files (outside tests, examples
+#: and docs) are ranked by the sum of their chunks' BM25 over a wider lexical pool
+#: (:data:`FILE_POOL` chunks), and a candidate's "file_rr" feature is
+#: ``(FILE_K + 1) / (FILE_K + rank)`` (the best file 1.0).
+FILE_POOL = 200
+FILE_K = 5.0
+#: The weight of "file_rr": the best file's candidates x e^FILE_WEIGHT. Dev half, each
+#: repository indexed once with its vectors (evals/reports/proxy.py --dense), file Acc@1
+#: / @5 / @10, function Acc@5 / @10, MRR, 0 -> 2: sqlfluff 0.214 / 0.452 / 0.524 / 0.214
+#: / 0.214 / 0.642 -> 0.238 / 0.452 / 0.595 / 0.214 / 0.238 / 0.633; pydicom 0.400 /
+#: 0.660 / 0.760 / 0.354 / 0.438 / 0.690 -> 0.400 / 0.680 / 0.760 / 0.354 / 0.438 / 0.696
+#: (0.5 and 1 less on file Acc@10; evals/RESULTS.md).
+FILE_WEIGHT = 2.0
 #: Shortest message fragment searched as a literal (shorter ones match everywhere).
 MIN_FRAGMENT = 12
 #: Chunks read per message fragment.
@@ -128,15 +147,119 @@ def _mapped_frames(store: Store, rep: Report) -> list[tuple[Frame, str]]:
     return [(f, p) for f, p in mapped if p is not None]
 
 
-def where_to_change(cands: dict[int, rank.Candidate]) -> None:
-    """Scores after the fusion, for a report: code to change before tests, examples,
-    docs and prose or configuration files (:data:`REPORT_NOT_CODE`,
-    :data:`REPORT_TEST_OR_DOCS`)."""
-    for c in cands.values():
-        if c.lang is None or c.lang in NOT_CODE_LANGS:
-            c.score *= REPORT_NOT_CODE
-        if any(f in c.factors for f in ("test", "example", "docs")):
-            c.score *= REPORT_TEST_OR_DOCS
+def file_ranks(
+    store: Store, match: str | None, where: legs.Where = ("", ()), active: bool = False
+) -> dict[str, int]:
+    """Code files ranked by the sum of their chunks' BM25 over the best
+    :data:`FILE_POOL` chunks of the lexical expression ``match`` (1 = best); ``where``
+    and ``active``: the search's filter, as the lexical leg takes it."""
+    if not match:
+        return {}
+    pool = legs.bm25(store, match, where, active, FILE_POOL, rank.BM25_WEIGHTS)
+    if not pool:
+        return {}
+    located = dict(legs.chunk_files(store, [cid for cid, _s in pool]))
+    total: dict[str, float] = {}
+    for cid, s in pool:
+        pl = located.get(cid)
+        if pl is None:
+            continue
+        path, lang = pl
+        if lang is None or lang in NOT_CODE_LANGS or _not_code_path(path):
+            continue
+        total[path] = total.get(path, 0.0) - s  # bm25(): lower is better
+    order = sorted(total, key=lambda p: (-total[p], p))
+    return {p: i for i, p in enumerate(order, 1)}
+
+
+def _not_code_path(path: str) -> bool:
+    f = rank.path_factors(path, False, False, False)
+    return any(k in f for k in ("test", "example", "docs"))
+
+
+#: The features of a report's candidates after the fusion, in column order (see
+#: :func:`report_features`).
+REPORT_FEATURES = (
+    "log_score",  # log of the fused score (the best candidate: 0)
+    "lex_rr",  # 1 / lexical rank (0: not found lexically)
+    "dense_rr",  # 1 / dense rank
+    "lex",  # BM25 / the pool's best
+    "cos",  # cosine minus the pool's best (0: not found densely)
+    "frame",  # traceback frame vote
+    "message",  # error message vote
+    "symbol",  # symbol and definition votes (the report's names)
+    "connected",  # the code graph's vote
+    "file_rr",  # (FILE_K + 1) / (FILE_K + rank of its file by summed BM25), 0: unranked
+    "not_code",  # a prose or configuration file
+    "test_docs",  # a test, example or docs path
+)
+#: The weights of the report score ``exp(w . x)`` (a feature left out weighs 0): the
+#: fused score, "where to change" (log REPORT_NOT_CODE, log REPORT_TEST_OR_DOCS), and the
+#: file's rank (FILE_WEIGHT).
+REPORT_WEIGHTS: dict[str, float] = {
+    "log_score": 1.0,
+    "not_code": math.log(REPORT_NOT_CODE),
+    "test_docs": math.log(REPORT_TEST_OR_DOCS),
+    "file_rr": FILE_WEIGHT,
+}
+
+_observers: list[Callable[[list[rank.Candidate], np.ndarray], None]] = []
+
+
+def report_features(cands: list[rank.Candidate], files: dict[str, int]) -> np.ndarray:
+    """The (len(cands) x len(REPORT_FEATURES)) feature matrix of a report's candidates,
+    read after the fusion (``score`` set)."""
+    x = np.zeros((len(cands), len(REPORT_FEATURES)))
+    if not cands:
+        return x
+    best = max(c.score for c in cands)
+    lex_best = max((-c.lex_score for c in cands if c.lex_score is not None), default=0.0)
+    cos_best = max((c.dense_score for c in cands if c.dense_score is not None), default=0.0)
+    for i, c in enumerate(cands):
+        row = x[i]
+        row[0] = math.log(max(c.score, 1e-12) / best) if best > 0 else 0.0
+        if c.lex_rank:
+            row[1] = 1.0 / c.lex_rank
+            row[3] = -c.lex_score / lex_best if c.lex_score is not None and lex_best > 0 else 0.0
+        if c.dense_rank:
+            row[2] = 1.0 / c.dense_rank
+            row[4] = (c.dense_score or 0.0) - cos_best
+        row[5] = c.votes.get("frame", 0.0)
+        row[6] = c.votes.get("message", 0.0)
+        row[7] = c.votes.get("symbol", 0.0) + c.votes.get("definition", 0.0)
+        row[8] = c.votes.get("connected", 0.0)
+        r = files.get(c.path)
+        row[9] = (FILE_K + 1.0) / (FILE_K + r) if r else 0.0
+        row[10] = 1.0 if c.lang is None or c.lang in NOT_CODE_LANGS else 0.0
+        row[11] = 1.0 if any(f in c.factors for f in ("test", "example", "docs")) else 0.0
+    return x
+
+
+def rescore(cands: dict[int, rank.Candidate], files: dict[str, int]) -> None:
+    """A report's final scores (after the fusion): ``exp(w . x - max)`` over
+    :func:`report_features` with :data:`REPORT_WEIGHTS`."""
+    items = list(cands.values())
+    if not items:
+        return
+    x = report_features(items, files)
+    for fn in list(_observers):
+        fn(items, x)
+    w = np.array([REPORT_WEIGHTS.get(n, 0.0) for n in REPORT_FEATURES])
+    s = x @ w
+    rel = np.exp(s - s.max())
+    for c, v in zip(items, rel.tolist(), strict=True):
+        c.score = v
+
+
+@contextlib.contextmanager
+def observing(fn: Callable[[list[rank.Candidate], np.ndarray], None]) -> Iterator[None]:
+    """Call ``fn(candidates, features)`` at every report rescoring in this process while
+    the block runs (training and diagnostics; searches do not depend on it)."""
+    _observers.append(fn)
+    try:
+        yield
+    finally:
+        _observers.remove(fn)
 
 
 def message_votes(
@@ -184,11 +307,13 @@ def matched_parts(
     rep: Report,
     chosen: list[rank.Candidate],
     segment_cosines: Callable[[rank.Candidate], list[float]] | None = None,
+    files: dict[str, int] | None = None,
 ) -> list[dict[str, Any]]:
     """Which parts of the report each chosen candidate matched, for ``--explain``: the
     traceback frames whose line it holds, the error-message fragments its text holds,
-    the report's names it defines (first) or uses, and (``segment_cosines``, when the
-    dense leg ran) each embedded prose segment's cosine with it."""
+    the report's names it defines (first) or uses, (``segment_cosines``, when the
+    dense leg ran) each embedded prose segment's cosine with it, and (``files``: see
+    :func:`file_ranks`) its file's rank by summed evidence."""
     frames = _mapped_frames(store, rep)
     frags = list(_fragments(rep))
     names = report_names(rep)
@@ -212,6 +337,8 @@ def matched_parts(
             cos = segment_cosines(c)
             if cos:
                 part["segments"] = [round(x, 4) for x in cos]
+        if files and c.path in files:
+            part["file_rank"] = files[c.path]
         out.append(part)
     return out
 

@@ -102,6 +102,18 @@ def chunks_behind(
     return rows
 
 
+def chunk_files(store: Store, ids: Sequence[int]) -> list[tuple[int, tuple[str, str | None]]]:
+    """(chunk id, (path, lang)) of chunks (no content read)."""
+    if not ids:
+        return []
+    rows = store.rows(
+        "SELECT c.id, f.path, f.lang FROM chunks c JOIN files f ON f.id = c.file_id "
+        f"WHERE c.id IN ({','.join('?' * len(ids))})",
+        tuple(ids),
+    )
+    return [(cid, (path, lang)) for cid, path, lang in rows]
+
+
 def hydrate(store: Store, ids: Sequence[int]) -> list[tuple[Any, ...]]:
     """(id, path, lang, start, end, kind, symbol, content, text hash, file mtime) of chunks."""
     return store.rows(
