@@ -93,3 +93,24 @@ def test_model_card_front_matter(tmp_path: Path) -> None:
     assert model_card(tmp_path) == {"name": "m", "version": "2", "sha256": "abc"}
     (tmp_path / "README.md").write_text("# no front matter\nname: x\n")
     assert model_card(tmp_path) == {}
+
+
+def test_several_queries_side_by_side_give_the_vectors_of_one_at_a_time() -> None:
+    """A bug report's prose segments are encoded side by side (one thread per core,
+    issue 47 item 5); each vector equals the one the same text gets alone, and the
+    query cache of an index keys them as it keys a single query."""
+    from scrydb.embed import local
+
+    emb = LocalEmbedder(EmbedConfig(model=Config().embed.model))
+    texts = [
+        "charge accepts a zero amount and the checkout page shows a server error " * 8,
+        "the retry policy waits longer after each failed call",
+        "parse the http date header into a timestamp",
+    ]
+    alone = np.stack([emb.embed_query(t) for t in texts])
+    fast = emb._numpy_model()
+    assert fast is not None
+    with emb._blas():  # one BLAS thread, as every query is encoded
+        together = local.normalise(fast.embed(texts, workers=3))
+    np.testing.assert_array_equal(alone, together)
+    np.testing.assert_array_equal(alone, emb.embed_queries(texts))

@@ -65,7 +65,7 @@ def dense_leg(
         )
     try:
         # HyDE, when configured, notes on ``res`` (a single text only).
-        vecs = [qvectors.vector(t, res if len(texts) == 1 else None) for t in texts]
+        vecs = [qvectors.vector(texts[0], res)] if len(texts) == 1 else qvectors.vectors(texts)
         qvec = vecs[0] if len(vecs) == 1 else normalise(np.mean(np.stack(vecs), axis=0)[None])[0]
     except ScryError as e:
         out.notes.append(f"dense leg skipped: {e}")

@@ -77,6 +77,33 @@ class QueryVectors:
                 self._qcache.popitem(last=False)
         return vec
 
+    def vectors(self, texts: list[str]) -> list[np.ndarray]:
+        """The vectors of several query texts (a bug report's prose segments; no HyDE):
+        each from the caches when there, the rest embedded in one call (side by side)."""
+        emb = self.embedder()
+        keyed = [dense_text(t) for t in texts]
+        keys = [
+            hashlib.blake2b(f"{emb.id}\0{k}".encode(), digest_size=16).hexdigest() for k in keyed
+        ]
+        out: list[np.ndarray | None] = []
+        for key in keys:
+            with self._lock:
+                vec = self._qcache.get(key)
+            out.append(vec if vec is not None else lookup.cached_query_vector(self.store, key))
+        missing = [i for i, v in enumerate(out) if v is None]
+        if missing:
+            new = emb.embed_queries([keyed[i] for i in missing])
+            for i, vec in zip(missing, new, strict=True):
+                out[i] = vec
+                self._persist_query_vector(keys[i], vec)
+        with self._lock:
+            for key, vec in zip(keys, out, strict=True):
+                self._qcache[key] = vec  # type: ignore[assignment]
+                self._qcache.move_to_end(key)
+            while len(self._qcache) > QUERY_CACHE_SIZE:
+                self._qcache.popitem(last=False)
+        return [v for v in out if v is not None]
+
     def _persist_query_vector(self, key: str, vec: np.ndarray) -> None:
         """Best effort: never wait for the writer, never fail a search over it."""
         lookup.keep_query_vector(self.store, key, vec, QUERY_CACHE_SIZE, BUSY_TIMEOUT_MS)
