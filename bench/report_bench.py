@@ -24,6 +24,7 @@ from pathlib import Path
 from common import REPO, Results, Row, loadavg, machine, pct, rss_peak_mb, table
 
 import scrydb
+from scrydb.embed import local
 
 CORPUS = REPO / "evals" / "corpora" / "httpx"
 TARGET_CHARS = 5000
@@ -59,6 +60,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reports", type=int, default=30)
     ap.add_argument("--out", default=str(REPO / "bench" / "out" / "report.json"))
+    ap.add_argument(
+        "--compare-workers",
+        action="store_true",
+        help="also time as many other new reports with their segments encoded one at a "
+        "time (QUERY_WORKERS = 1), alternating with the others in the same process",
+    )
     args = ap.parse_args()
     if not CORPUS.is_dir():
         print("report_bench: evals/corpora/httpx is missing: run evals/fetch.sh httpx")
@@ -68,8 +75,10 @@ def main() -> int:
     with tmp, scrydb.open(CORPUS, db=Path(tmp.name) / "httpx.db") as ix:
         ix.sync()
         reports = make_reports(ix, args.reports)
+        twins = make_reports(ix, args.reports, seed=6) if args.compare_workers else []
         ix.search("warm up the model and the vectors", k=10)
-        short, long_ = [], []
+        short, long_, serial = [], [], []
+        workers = local.QUERY_WORKERS
         rss0 = rss_peak_mb()
         for i, text in enumerate(reports):
             t0 = time.perf_counter()
@@ -78,6 +87,14 @@ def main() -> int:
             t0 = time.perf_counter()
             ix.search(text, k=10)
             long_.append((time.perf_counter() - t0) * 1000)
+            if twins:  # another new report, its segments encoded one at a time
+                local.QUERY_WORKERS = 1
+                try:
+                    t0 = time.perf_counter()
+                    ix.search(twins[i], k=10)
+                    serial.append((time.perf_counter() - t0) * 1000)
+                finally:
+                    local.QUERY_WORKERS = workers
         rss1 = rss_peak_mb()
     chars = sum(len(t) for t in reports) / len(reports)
     p50 = pct(long_, 50)
@@ -85,6 +102,11 @@ def main() -> int:
         Row("report", f"{chars:,.0f}-char report, new to the process, p50 (p90 {pct(long_, 90):.0f} ms)",
             p50, "ms", pct(short, 50), "a new short question p50", "<= 300 ms", p50 <= 300)
     )  # fmt: skip
+    if serial:
+        res.rows.append(
+            Row("report", f"segments one at a time, p50 (p90 {pct(serial, 90):.0f} ms)",
+                pct(serial, 50), "ms", p50, f"side by side ({workers} workers)", "", True)
+        )  # fmt: skip
     res.rows.append(
         Row("report", f"peak RSS over {len(reports)} reports", rss1, "MB", rss0,
             "before them", "flat (ratio <= 1.05)", rss1 <= 1.05 * rss0)

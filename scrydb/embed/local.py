@@ -286,8 +286,10 @@ class LocalEmbedder(Embedder):
             return normalise(fast.embed(texts, workers=QUERY_WORKERS))
 
 
-#: Query texts encoded at once by the numpy encoder: one per core (at most 4). A report's
-#: three prose segments on 2 cores: p50 X -> Y ms (bench/report_bench.py).
+#: Query texts encoded at once by the numpy encoder: one per core (at most 4). A
+#: 5,000-character report (two prose segments) on 2 cores at load 6, alternating in one
+#: process (bench/report_bench.py --compare-workers): p50 269 ms one at a time, 212 ms
+#: side by side.
 QUERY_WORKERS = max(1, min(4, os.cpu_count() or 1))
 
 
