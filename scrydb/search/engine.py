@@ -97,7 +97,10 @@ class SearchEngine:
             files = self._rank(cands, q, filt, res, rerank)
         else:
             rank.fuse(cands, *((1.0, 0.0) if mode == "dense" else (0.0, 1.0)))
-        chosen = rank.diversify(list(cands.values()), k) if fused else _plain_top(cands, k)
+        per_file = rank.MAX_PER_FILE if q.report is None else reportquery.MAX_PER_FILE
+        chosen = (
+            rank.diversify(list(cands.values()), k, per_file) if fused else _plain_top(cands, k)
+        )
         res.extend(hits_for(chosen, q, explain))
         if explain and q.report is not None:  # which parts of the report each hit matched
             seg = self._segment_cosines(q) if dense is not None else None

@@ -506,8 +506,8 @@ def _word_set(text: str) -> frozenset[str]:
     return frozenset(_WORDS.findall(text))
 
 
-def diversify(cands: list[Candidate], k: int) -> list[Candidate]:
-    """Top ``k`` by score, at most MAX_PER_FILE per file, near-duplicates dropped."""
+def diversify(cands: list[Candidate], k: int, cap: int = MAX_PER_FILE) -> list[Candidate]:
+    """Top ``k`` by score, at most ``cap`` per file, near-duplicates dropped."""
     chosen: list[Candidate] = []
     per_file: dict[str, int] = {}
     seen_hashes: set[str] = set()
@@ -516,7 +516,7 @@ def diversify(cands: list[Candidate], k: int) -> list[Candidate]:
         if len(chosen) >= k:
             break
         n = per_file.get(c.path, 0)
-        if n >= MAX_PER_FILE or c.text_hash in seen_hashes:
+        if n >= cap or c.text_hash in seen_hashes:
             continue
         words = _word_set(c.content)
         if len(words) >= 8 and any(_jaccard(words, w) > NEAR_DUPLICATE for w in chosen_words):
