@@ -63,13 +63,17 @@ def test_sql_and_memory_agree(path: str | None, lang: str | None, want: set[str]
     assert _sql_paths(f) == want
 
 
-@pytest.mark.parametrize("path", ["[^a--]*", "[z-a].py", "src/[!b-a]*", "[]c-b]"])
+@pytest.mark.parametrize(
+    "path", ["[^a--]*", "[z-a].py", "src/[!b-a]*", "[]c-b]", "\n[\x89-\x89^a-\x99a-\r]\n"]
+)
 def test_a_backwards_range_is_refused_on_one_line(path: str) -> None:
+    # The last: the range's ends were written as they were, and a carriage return split
+    # the message in two (tests/fuzz/filters.py, corpus/filters/crash-range-end-escaped).
     # SQLite's GLOB keeps a backwards range's first end as a member, fnmatch drops both
     # ends: '[^a--]*' selected nothing in SQL and a.py in memory (tests/fuzz/filters.py).
     with pytest.raises(ScryError, match="runs backwards") as err:
         Filter(None, path)
-    assert "\n" not in str(err.value)
+    assert "\n" not in str(err.value) and "\r" not in str(err.value)
 
 
 @pytest.mark.parametrize("path", ["[a-c]*", "[-a]*", "[a-]*", "[a-c-b]*"])

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scrydb import langs
-from scrydb.errors import ScryError
+from scrydb.errors import ScryError, shown
 from scrydb.paths import storable
 from scrydb.store.filters import files_where
 
@@ -137,7 +137,8 @@ def _read_bracket(pattern: str, negated: bool, body: str) -> _Bracket:
             end = body[k + 1]
             if end < prior:
                 raise ScryError(
-                    f"bad path filter {pattern[:40]!r}: the range {prior}-{end} runs backwards"
+                    f"bad path filter {pattern[:40]!r}: the range {shown(prior)}-{shown(end)} "
+                    "runs backwards"
                 )
             ranges.append((prior, end))
             prior, k = "", k + 2
