@@ -473,11 +473,61 @@ def ignore_spec(lines: list[str]) -> pathspec.GitIgnoreSpec:
     """The gitignore spec of ``lines`` (an ignore file, the config's patterns), leaving out
     the lines pathspec cannot compile (``!`` alone, a trailing backslash, a reversed range
     ``[z-a]``): git matches nothing with them either, and one of them made the whole walk
-    fail (found by tests/fuzz/filters.py)."""
+    fail (found by tests/fuzz/filters.py). Each line's wildcard runs are written in their
+    shortest form first (:func:`_short_wildcards`)."""
+    lines = [_short_wildcards(ln) for ln in lines]
     try:
         return pathspec.GitIgnoreSpec.from_lines(lines)
     except (ValueError, re.error):
         return pathspec.GitIgnoreSpec.from_lines([ln for ln in lines if _compiles(ln)])
+
+
+def _short_wildcards(line: str) -> str:
+    """``line`` with each run of ``*`` and ``?`` that holds a ``*`` (outside brackets and
+    escapes; a ``**`` that is a whole path component kept, since git gives it a meaning of
+    its own; elsewhere git reads it as two ordinary asterisks) written as its ``?`` then
+    one ``*``: the same files to git (a run of ordinary asterisks and k
+    question marks matches any k or more characters of one path segment), and no longer a
+    regex that backtracks exponentially. pathspec wrote ``*`` * 43 as 43 ``[^/]*`` in a
+    row, and one such line in a ``.gitignore`` hung the walk (tests/fuzz/filters.py,
+    issue 46)."""
+    if "*" not in line:
+        return line
+    out: list[str] = []
+    i, n = 0, len(line)
+    while i < n:
+        ch = line[i]
+        if ch == "\\":
+            out.append(line[i : i + 2])
+            i += 2
+        elif ch == "[":
+            j = i + 1
+            if j < n and line[j] in "!^":
+                j += 1
+            if j < n and line[j] == "]":
+                j += 1
+            j = line.find("]", j)
+            if j < 0:  # no closing bracket: a literal "[" to git
+                out.append(ch)
+                i += 1
+            else:
+                out.append(line[i : j + 1])
+                i = j + 1
+        elif ch in "*?":
+            j = i
+            while j < n and line[j] in "*?":
+                j += 1
+            run = line[i:j]
+            whole = (i == 0 or line[i - 1] == "/") and (j == n or line[j] == "/")
+            if (run == "**" and whole) or "*" not in run:
+                out.append(run)
+            else:
+                out.append("?" * run.count("?") + "*")
+            i = j
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
 
 
 def _compiles(line: str) -> bool:

@@ -284,3 +284,49 @@ def test_a_pattern_git_cannot_use_is_left_out(tmp_path: Path, bad: str) -> None:
     assert _paths(tmp_path) == {"a.py", "src/b.py"}
     cfg = IndexConfig(exclude=[bad, "a.py"], include=[bad])
     assert _paths(tmp_path, cfg) == {"src/b.py"}
+
+
+@pytest.mark.parametrize(
+    ("line", "short"),
+    [
+        ("*" * 43 + '"**', '*"*'),
+        ("**/" + "*" * 10 + "x", "**/*x"),
+        ("a" + "?*" * 20 + "z", "a" + "?" * 20 + "*z"),
+        ("***", "*"),
+        ("*?", "?*"),
+        ("**/build", "**/build"),
+        ("x/**/y", "x/**/y"),
+        ("a\\**b", "a\\**b"),
+        ("[*?]**x", "[*?]*x"),
+        ("a**b", "a*b"),
+        ("**", "**"),
+        ("gen_*.py", "gen_*.py"),
+    ],
+)
+def test_wildcard_runs_are_written_short(line: str, short: str) -> None:
+    """Found by tests/fuzz/filters.py (corpus/filters/crash-ignore-star-run): pathspec
+    wrote a run of 43 asterisks as 43 ``[^/]*`` in a row, a regex that backtracks
+    exponentially, and one such .gitignore line hung the walk. A run of ordinary
+    asterisks and k question marks matches what k question marks and one asterisk match;
+    ``**`` as a whole path component keeps its own meaning (elsewhere it is two ordinary
+    asterisks), and brackets and escapes are left alone."""
+    from scrydb.walk import _short_wildcards, ignore_spec
+
+    assert _short_wildcards(line) == short
+    regex = ignore_spec([line]).patterns[0].regex
+    assert regex is not None and "[^/]*[^/]*" not in regex.pattern
+
+
+def test_a_gitignore_line_of_many_asterisks_keeps_its_meaning(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            ".gitignore": "*" * 40 + ".log\n" + "gen/" + "?*" * 12 + "\n",
+            "a.py": "x = 1\n",
+            "debug.log": "noise\n",
+            "src/deep.log": "noise\n",
+            "gen/abcdefghijklmnop.py": "x = 2\n",
+            "gen/short.py": "x = 3\n",
+        },
+    )
+    assert _paths(tmp_path) == {"a.py", "gen/short.py"}
