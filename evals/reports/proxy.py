@@ -68,9 +68,7 @@ def main() -> int:
         help="embed the index too (its own file, minutes to build once): the fused search "
         "with its dense leg, as the set's protocol runs it",
     )
-    ap.add_argument(
-        "--mode", default=None, help="one leg alone: lexical or dense (default: fused)"
-    )
+    ap.add_argument("--mode", default=None, help="one leg alone: lexical or dense (default: fused)")
     ap.add_argument("--cases", action="store_true", help="a line per case: label ranks, top files")
     args = ap.parse_args()
     import scrydb
@@ -100,8 +98,10 @@ def main() -> int:
                 row = R.score(c, hits, root, defs)
                 rows[name].append(row)
                 if args.cases:
-                    print(f"{name:<10} {c['id']:<36} ranks={row['file_ranks']} "
-                          f"fn@10={row['func_acc@10']} top={row['top_files']}")
+                    print(
+                        f"{name:<10} {c['id']:<36} ranks={row['file_ranks']} "
+                        f"fn@10={row['func_acc@10']} top={row['top_files']}"
+                    )
     print(f"{repo} at {mid['base_commit'][:10]} ({mid['base_date'][:10]}), {args.split}")
     for name, rs in rows.items():
         s = R.summarise(rs)
