@@ -20,10 +20,10 @@ from scrydb import status as status_mod
 from scrydb.config import Config, find_config
 from scrydb.embed import Embedder, IndexEmbedders
 from scrydb.errors import IndexError_, ScryError
-from scrydb.paths import default_db_path, filter_path, find_root, storable
+from scrydb.paths import default_db_path, expand_user, filter_path, find_root, storable
 from scrydb.results import READ_MAX_LINES, Match, ReadResult, Results
 from scrydb.search.codegraph import CodeGraph
-from scrydb.search.engine import SearchEngine
+from scrydb.search.engine import SearchEngine, checked_k
 from scrydb.status import Status
 from scrydb.store import IndexWriteError, Store, friendly_errors, sqlitefile
 from scrydb.store import chunks as chunk_rows
@@ -72,13 +72,13 @@ class Index:
         if root is None:
             self.root = find_root(None)
         else:
-            self.root = Path(root).expanduser().resolve()
+            self.root = expand_user(str(root)).resolve()
             if not self.root.exists():
                 raise ScryError(f"no such directory: {root}")
             if not self.root.is_dir():
                 raise ScryError(f"not a directory: {root}")
         self.config = config if isinstance(config, Config) else find_config(self.root, config)
-        self.db_path = Path(db).expanduser().resolve() if db else default_db_path(self.root)
+        self.db_path = expand_user(str(db)).resolve() if db else default_db_path(self.root)
         self.store = Store(self.db_path, readonly=readonly, recover=recover)
         with friendly_errors(self.db_path):
             owner = self.store.meta("root")
@@ -259,6 +259,7 @@ class Index:
         ``path`` (a prefix or glob relative to the root, or absolute inside it) are hard
         filters in both legs; ``mode``: ``fused`` (default), ``lexical`` or ``dense`` (one
         leg alone); ``rerank=False`` skips a configured reranker leg."""
+        k = checked_k(mode, k)
         path = filter_path(self.root, path)
         return self.engine.search(
             query, k=k, lang=lang, path=path, explain=explain, mode=mode, rerank=rerank

@@ -117,14 +117,14 @@ def default_db_path(root: Path, env: bool = True) -> Path:
     working trees, so they get two indexes)."""
     env_db = os.environ.get("SCRY_DB") if env else None
     if env_db:
-        return Path(env_db).expanduser().resolve()
+        return expand_user(env_db).resolve()
     key = hashlib.blake2b(str(root.resolve()).encode(), digest_size=6).hexdigest()
     name = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in root.name) or "root"
     return cache_dir() / f"{name}-{key}.db"
 
 
 def _existing_dir(start: str | os.PathLike[str] | None) -> Path:
-    p = Path(start or os.getcwd()).expanduser().resolve()
+    p = expand_user(str(start or os.getcwd())).resolve()
     if not p.exists():
         raise ScryError(f"no such directory: {start}")
     if not p.is_dir():
@@ -182,6 +182,17 @@ OUTSIDE_REASONS = {
 }
 
 
+def expand_user(path: str) -> Path:
+    """``path`` with a leading ``~`` or ``~user`` expanded; as written when it names no
+    user (``~0``, ``~nosuchuser/x``: a relative name, as a shell leaves it), where
+    pathlib raises RuntimeError (found by tests/test_hostile_queries.py's generated
+    path filters)."""
+    try:
+        return Path(path).expanduser()
+    except RuntimeError:
+        return Path(path)
+
+
 def scope_in(root: Path, path: str, cwd: Path | None = None, purpose: str = "search") -> str:
     """A user's PATH (a directory, file or glob; relative to ``cwd``, or absolute) as a
     path inside ``root``, relative to it in POSIX form ("" for the root itself).
@@ -193,7 +204,7 @@ def scope_in(root: Path, path: str, cwd: Path | None = None, purpose: str = "sea
     if not path:
         raise ScryError("empty path")
     base = (cwd or Path.cwd()).resolve()
-    p = Path(path).expanduser()
+    p = expand_user(path)
     full = p if p.is_absolute() else base / p
     # Resolve what exists (symlinks, ..), keep a glob tail as written.
     parts = full.parts
@@ -225,7 +236,7 @@ def filter_path(root: Path, path: str | None) -> str | None:
         f"path filter {path!r} is outside the repository {root}: give a path relative to "
         "the repository root ('src/', '**/*.py') or an absolute path inside it"
     )
-    if Path(p).expanduser().is_absolute():
+    if expand_user(p).is_absolute():
         try:
             return scope_in(root, p, cwd=root)
         except ScryError:

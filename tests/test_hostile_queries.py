@@ -393,3 +393,16 @@ def test_every_kind_of_hostile_query_was_asked() -> None:
     print(f"\nhostile queries: {dict(ASKED)}")
     assert {"search", "locate"} <= set(ASKED), dict(ASKED)
     assert all(n > 0 for n in ASKED.values()), dict(ASKED)
+
+
+def test_a_path_filter_of_a_user_that_does_not_exist(hostile_ix: scrydb.Index) -> None:
+    """Found by test_generated_searches_are_sane: ``path='~0'`` raised pathlib's
+    RuntimeError ("Could not determine home directory") out of the search; ``~name`` of
+    no user is now a relative name, as a shell leaves it (paths.expand_user), and k is
+    checked before the path (``k=0`` with ``path='~'`` is the k error)."""
+    res = hostile_ix.search("parse", path="~0")
+    assert isinstance(res, scrydb.Results) and len(res) == 0
+    with pytest.raises(ValueError, match="k must be at least 1"):
+        hostile_ix.search("parse", k=0, path="~")
+    with pytest.raises(ScryError, match="outside the repository"):
+        hostile_ix.search("parse", path="~")

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 import click
@@ -30,10 +29,10 @@ def check_cmd(path: str | None, as_json: bool, db: str | None, config: str | Non
       scry check
       scry check --config team.scry.toml --json
     """
-    from scrydb.paths import default_db_path, find_root
+    from scrydb.paths import default_db_path, expand_user, find_root
 
     root = find_root(path)
-    db_path = Path(db).expanduser().resolve() if db else default_db_path(root)
+    db_path = expand_user(str(db)).resolve() if db else default_db_path(root)
     verdicts = run_checks(root, db_path, config)
     ok = all(v.status != "FAIL" for v in verdicts)
     if as_json:

@@ -57,7 +57,7 @@ class SearchEngine:
         rerank: bool = True,
     ) -> Results:
         """Ranked hits for ``text`` (see ``Index.search``)."""
-        k = _checked(mode, k)
+        k = checked_k(mode, k)
         t0 = time.perf_counter()
         q = prepare(text)
         res = Results()
@@ -200,8 +200,9 @@ def lexical_leg(store: Store, terms: list[str], filt: Filter, pool: int) -> list
     return legs.bm25(store, match, filt.sql(), filt.active, pool, rank.BM25_WEIGHTS)
 
 
-def _checked(mode: str, k: int) -> int:
-    """``k`` as the number of hits to return (at most MAX_K), after checking the mode."""
+def checked_k(mode: str, k: int) -> int:
+    """``k`` as the number of hits to return (at most MAX_K), after checking the mode
+    (``Index.search`` checks them before its path filter: the arguments in order)."""
     if mode not in MODES:
         raise ScryError(f"unknown search mode {mode!r} (one of {', '.join(MODES)})")
     if isinstance(k, bool) or int(k) < 1:

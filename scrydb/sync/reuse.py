@@ -16,7 +16,7 @@ import numpy as np
 
 from scrydb.config import Config
 from scrydb.errors import ScryError
-from scrydb.paths import cache_dir
+from scrydb.paths import cache_dir, expand_user
 from scrydb.store import Store, lookup
 from scrydb.store.vcache import VectorCache, cache_disabled_by_env, text_key
 from scrydb.sync.base import ORIGIN_CACHE, ORIGIN_SEED, embed_recipe
@@ -108,7 +108,7 @@ class SeedIndex:
     ) -> SeedIndex:
         """Open ``path`` read-only; a missing file, a foreign file or one from another
         fingerprint is a ScryError that names both fingerprints."""
-        p = Path(path).expanduser().resolve()
+        p = expand_user(str(path)).resolve()
         if not p.is_file():
             raise ScryError(f"seed index {path} does not exist")
         if p == own_db.resolve():
