@@ -78,7 +78,21 @@ class Log:
                 and len(op.data) == WAL_FRAME_HEADER
                 and int.from_bytes(op.data[4:8], "big") != 0
             ):
-                out.setdefault(op.path[: -len("-wal")], []).append((i + 2, op.thread))
+                # The frame's page is the same thread's next write to this WAL: another
+                # thread's writes may come between the two (two writers at once), and
+                # a boundary placed before the page records the state before the commit
+                # as the commit's (the cut after it then looked "torn").
+                page = next(
+                    (
+                        j
+                        for j in range(i + 1, len(self.ops))
+                        if self.ops[j].thread == op.thread
+                        and self.ops[j].path == op.path
+                        and self.ops[j].kind == "write"
+                    ),
+                    i + 1,
+                )
+                out.setdefault(op.path[: -len("-wal")], []).append((page + 1, op.thread))
         return out
 
 
