@@ -1803,6 +1803,25 @@ def test_parse_timeout_falls_back_to_windows(monkeypatch: pytest.MonkeyPatch) ->
     assert spans(chunk_file(case.path, case.source, case.lang)) == case.whole
 
 
+def test_the_parse_budget_counts_work_not_waiting() -> None:
+    """The time budgets run on the thread's CPU time (records.budget_clock): a process
+    that waits (a starved one on a busy machine) keeps its budget, so the same file
+    chunks the same way however loaded the machine (issue 46: tests/fuzz/chunk.py at
+    nice 19 saw C# chunked two ways when the wall clock ran the budget out)."""
+    import threading
+    import time
+
+    from scrydb.chunk.records import budget_clock
+
+    wall, cpu = time.monotonic(), budget_clock()
+    threading.Event().wait(0.3)  # waiting, not working
+    assert time.monotonic() - wall >= 0.3
+    assert budget_clock() - cpu < 0.05
+    spent = budget_clock()
+    sum(i * i for i in range(300_000))  # working
+    assert budget_clock() > spent
+
+
 def test_internal_error_falls_back_to_windows(monkeypatch: pytest.MonkeyPatch) -> None:
     def boom(*_args: object) -> None:
         raise RuntimeError("boom")

@@ -25,7 +25,6 @@ Rules (see ``scrydb/chunk/__init__.py`` for the contract):
 from __future__ import annotations
 
 import threading
-import time
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
@@ -34,13 +33,13 @@ from tree_sitter_language_pack import get_language, get_parser
 
 from scrydb.chunk import assemble as asm
 from scrydb.chunk.assemble import Lines, Piece, assemble, pack
-from scrydb.chunk.records import Chunk, SymbolDef
+from scrydb.chunk.records import Chunk, SymbolDef, budget_clock
 from scrydb.chunk.refs import attach_refs, find_refs
 from scrydb.chunk.specs import CLASS_KINDS, CONTAINER_KINDS, SYMBOL_ONLY_KINDS, LangSpec
 
-#: Parsing gets this long, plus PARSE_SECONDS_PER_MB per megabyte, before it is
-#: cancelled (some grammars take tens of seconds on pathological input); the
-#: caller then falls back to windows.
+#: Parsing gets this much CPU time (records.budget_clock), plus PARSE_SECONDS_PER_MB per
+#: megabyte, before it is cancelled (some grammars take tens of seconds on pathological
+#: input); the caller then falls back to windows.
 PARSE_SECONDS = 1.0
 PARSE_SECONDS_PER_MB = 2.0
 #: Nesting of containers laid out member by member; deeper ones are cut like
@@ -103,10 +102,10 @@ def group_query(spec: LangSpec) -> Query | None:
 
 def parse(grammar: str, src: bytes) -> tuple[Tree, float]:
     """Parse ``src`` within the time budget (:class:`ParseCancelled` past it); return
-    the tree and the deadline (``time.monotonic``) that the rest of the work keeps."""
+    the tree and the deadline (:func:`~scrydb.chunk.records.budget_clock`) that the rest of the work keeps."""
     parser = _parser(grammar)
     n = len(src)
-    deadline = time.monotonic() + PARSE_SECONDS + PARSE_SECONDS_PER_MB * n / 1e6
+    deadline = budget_clock() + PARSE_SECONDS + PARSE_SECONDS_PER_MB * n / 1e6
     # py-tree-sitter (0.26) keeps a reference to every object the read callback returns:
     # a fresh slice per call would keep every parsed file in memory for good. One
     # buffer per thread, refilled on each call, is all it ever holds.
@@ -121,7 +120,7 @@ def parse(grammar: str, src: bytes) -> tuple[Tree, float]:
         return buf
 
     def progress(_offset: int, _has_error: bool) -> bool:
-        return time.monotonic() > deadline
+        return budget_clock() > deadline
 
     try:
         tree = parser.parse(read, progress_callback=progress)
@@ -164,7 +163,7 @@ def _big_errors(root: Node, deadline: float) -> list[tuple[int, int]]:
         if node is not None and node.is_error and node.child_count > BIG_ERROR_CHILDREN:
             found.append((node.start_byte, node.end_byte))
         count += 1
-        if count % 4096 == 0 and time.monotonic() > deadline:
+        if count % 4096 == 0 and budget_clock() > deadline:
             raise ParseCancelled("walk")
         if cursor.goto_first_child():
             continue
@@ -203,7 +202,7 @@ def query_captures(query: Query, root: Node, deadline: float) -> dict[str, list[
         for name, nodes in QueryCursor(query).captures(node).items():
             out.setdefault(name, []).extend(nodes)
         calls += 1
-        if calls % 1024 == 0 and time.monotonic() > deadline:
+        if calls % 1024 == 0 and budget_clock() > deadline:
             raise ParseCancelled("query")
     return out
 
@@ -363,7 +362,7 @@ class Layout:
             if e_row <= last_row:  # on rows already taken (a line holding many items)
                 continue
             self.items += 1
-            if self.items % 4096 == 0 and time.monotonic() > self.deadline:
+            if self.items % 4096 == 0 and budget_clock() > self.deadline:
                 raise ParseCancelled("layout")
             t = child.type
             s_row = child.start_point.row

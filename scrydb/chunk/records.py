@@ -4,6 +4,7 @@ rules they keep are the package's contract (:mod:`scrydb.chunk`)."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from scrydb.chunk.specs.base import SYMBOL_ONLY_KINDS
@@ -89,3 +90,12 @@ class Chunk:
 def _member_binding(d: SymbolDef) -> bool:
     """A constant or variable defined inside a class-like container (a field)."""
     return d.kind in SYMBOL_ONLY_KINDS and "." in d.qualname
+
+
+def budget_clock() -> float:
+    """The clock of the chunker's time budgets (parse, queries, references): the calling
+    thread's CPU seconds, not the wall clock. The budgets guard against input a grammar
+    takes seconds of work on; measured on the wall clock, a busy machine (a starved
+    process) tripped them too, so the same file chunked two ways (found by
+    tests/fuzz/chunk.py at nice 19 on a loaded machine, issue 46)."""
+    return time.thread_time()

@@ -38,13 +38,12 @@ and a capture with a qualifier or alias over one without.
 from __future__ import annotations
 
 import re
-import time
 from bisect import bisect_left, bisect_right
 from dataclasses import fields
 
 from tree_sitter import Node, Query, QueryCursor
 
-from scrydb.chunk.records import Chunk, Ref
+from scrydb.chunk.records import Chunk, Ref, budget_clock
 from scrydb.chunk.reftext import (
     READ_BYTES,
     RUST_USE,
@@ -116,7 +115,7 @@ def find_refs(
     quals = caps.get("qualifier")
     qual_end = {n.end_byte: n for n in quals} if quals else {}
     for key, nodes in caps.items():
-        if time.monotonic() > deadline:
+        if budget_clock() > deadline:
             break
         info = _KEYS.get(key)
         if info is not None:
@@ -133,7 +132,7 @@ def find_refs(
         elif key.startswith("group") and groups is not None:
             hinted = key == "group.fn"
             for count, node in enumerate(nodes):
-                if count % 256 == 255 and time.monotonic() > deadline:
+                if count % 256 == 255 and budget_clock() > deadline:
                     break
                 if hinted:  # only worth a query when it names one of the functions
                     s = node.start_byte
@@ -165,7 +164,7 @@ def _names(
     builtin = BUILTIN_TYPES if kind in ("type", "inherit") else None
     seps = _SEPS
     for block in range(0, len(nodes), _CLOCK_EVERY):
-        if block and time.monotonic() > deadline:
+        if block and budget_clock() > deadline:
             return
         _names_block(
             nodes[block : block + _CLOCK_EVERY], rank, kind, qual_end, src, best, builtin, seps
@@ -222,7 +221,7 @@ def _paths(
     suffix = "!" if mode == "macro" else ""
     simple = SIMPLE_SPLIT.match
     for count, n in enumerate(nodes):
-        if count % _CLOCK_EVERY == _CLOCK_EVERY - 1 and time.monotonic() > deadline:
+        if count % _CLOCK_EVERY == _CLOCK_EVERY - 1 and budget_clock() > deadline:
             return
         s, e = n.start_byte, n.end_byte
         m = simple(src[s:e].decode("utf-8", "replace")) if e - s <= READ_BYTES else None
